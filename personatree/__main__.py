@@ -1,0 +1,5 @@
+"""``python -m personatree`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,794 @@
+"""The Python API: :class:`PersonaTree`, one object per store, many users.
+
+A ``PersonaTree`` keeps each user's tree in memory as a :class:`MemoryGraph`
+(with its embedding matrix) and writes every public call's changes to the store
+in one transaction. The in-memory copy is checked against the store's per-user
+version counter before use, so writes from other processes are noticed; when a
+commit finds the tree changed underneath it, the call is redone on the fresh tree.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .clock import SystemClock
+from .config import PersonaTreeConfig
+from .errors import InputError, StaleStateError, UnknownNodeError, UnknownUserError
+from .forgetting import forget_node
+from .graph import MemoryGraph
+from .inputs import build_observation, check_id, check_query, ensure_iterable
+from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
+from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store
+from .render import node_confidence, tree_text
+from .schema import SchemaRegistry
+from .types import (
+    Edge,
+    EdgeKind,
+    ExplainStep,
+    Explanation,
+    InsertReport,
+    LeafDraft,
+    Level,
+    Node,
+    Observation,
+    SearchHit,
+    utc,
+)
+
+__all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "register_replayer"]
+
+_MAX_RETRIES = 4
+
+Replayer = Callable[["PersonaTree", MemoryGraph, JournalEvent], None]
+_REPLAYERS: dict[str, Replayer] = {}
+
+
+def register_replayer(kind: str, fn: Replayer) -> None:
+    """Teach :meth:`PersonaTree.rebuild` to replay journal events of ``kind``.
+
+    Components that write their own journal events (consolidation, for one)
+    register how to redo them on a graph being rebuilt.
+    """
+    _REPLAYERS[kind] = fn
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildReport:
+    """Result of :meth:`PersonaTree.rebuild`."""
+
+    user_id: str
+    events: int
+    nodes: int
+    edges: int
+    equal: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """Result of :meth:`PersonaTree.forget`: the node ids removed and those changed."""
+
+    user_id: str
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Cached:
+    graph: MemoryGraph
+    version: int
+
+
+def leaf_id(user_id: str, observation_id: str, turn: int, sentence: int) -> str:
+    """Deterministic leaf id from its provenance, so replays recreate the same ids."""
+    h = hashlib.sha256(f"{user_id}\x1f{observation_id}\x1f{turn}\x1f{sentence}".encode()).hexdigest()
+    return "lf_" + h[:20]
+
+
+class PersonaTree:
+    """An evidence-tree memory over one store.
+
+    Use :meth:`open` rather than the constructor unless you inject every part.
+
+    Parameters
+    ----------
+    store : Store
+        Durable storage.
+    config : PersonaTreeConfig
+        Frozen configuration.
+    registry : SchemaRegistry
+        Schema types.
+    embedder : Embedder
+        Text embedder.
+    judge : Judge
+        Extraction, validation, routing and summarization.
+    clock : Clock
+        Source of "now".
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        config: PersonaTreeConfig,
+        registry: SchemaRegistry,
+        embedder: Embedder,
+        judge: Judge,
+        clock: Clock,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.registry = registry
+        self.embedder = embedder
+        self.judge = judge
+        self.clock = clock
+        self._cache: dict[str, _Cached] = {}
+        self._lock = threading.RLock()
+        # Components with write-behind state (recall access counts) flush here on close.
+        self._close_hooks: list[Callable[[], None]] = []
+
+    # -- construction -----------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path = "personatree.db",
+        config: PersonaTreeConfig | None = None,
+        *,
+        embedder: Embedder | None = None,
+        judge: Judge | None = None,
+        clock: Clock | None = None,
+        store: Store | None = None,
+    ) -> "PersonaTree":
+        """Open (or create) a memory at ``path``.
+
+        Parameters
+        ----------
+        path : str or Path
+            A SQLite file path, ``sqlite:///file.db``, or ``memory://``; ignored when
+            ``store`` is given.
+        config : PersonaTreeConfig, optional
+            Defaults to ``PersonaTreeConfig()``.
+        embedder, judge, clock, store : optional
+            Injected parts; defaults are the packaged embedder, the offline judge,
+            the system clock and the store named by ``path``.
+
+        Returns
+        -------
+        PersonaTree
+
+        Raises
+        ------
+        ConfigError, SchemaError, StoreError, EmbedderError
+        """
+        from .embedders import make_embedder
+        from .judge import OfflineJudge
+        from .store import open_store
+
+        cfg = config or PersonaTreeConfig()
+        registry = SchemaRegistry.load(cfg.schema_path)
+        emb = embedder or make_embedder(cfg.embedder, cfg.embed_batch_size)
+        jdg = judge or OfflineJudge(emb, registry, router=_default_router(emb))
+        st = store or open_store(str(path), busy_timeout_s=cfg.busy_timeout_s)
+        return cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg, clock=clock or SystemClock())
+
+    def close(self) -> None:
+        """Flush pending write-behind state and close the store."""
+        for hook in self._close_hooks:
+            hook()
+        self.store.close()
+
+    def __enter__(self) -> "PersonaTree":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internal state ---------------------------------------------------------------
+
+    def _uid(self, user_id: object) -> str:
+        return check_id(user_id, "user_id", self.config.limits)
+
+    def _load(self, user_id: str) -> _Cached:
+        version = self.store.version(user_id)
+        nodes, edges = self.store.load_graph(user_id)
+        g = MemoryGraph(user_id)
+        for n in nodes:
+            g.add_node(n)
+        for e in edges:
+            g.add_edge(e)
+        return _Cached(g, version)
+
+    def _state(self, user_id: str) -> _Cached:
+        """The cached tree of a user, reloaded when the store's version moved on."""
+        version = self.store.version(user_id)
+        cached = self._cache.get(user_id)
+        if cached is None or cached.version != version:
+            cached = self._load(user_id)
+            self._cache[user_id] = cached
+        return cached
+
+    def _graph(self, user_id: str, *, must_exist: bool = True) -> MemoryGraph:
+        """The live in-memory tree of a user (read it; mutate only inside a commit)."""
+        state = self._state(user_id)
+        if must_exist and state.version == 0:
+            raise UnknownUserError(f"no data stored for user {user_id!r}")
+        return state.graph
+
+    def graph(self, user_id: str) -> MemoryGraph:
+        """A copy of a user's tree, safe to explore and modify (e.g. in a notebook).
+
+        Raises
+        ------
+        UnknownUserError
+        """
+        with self._lock:
+            return self._graph(self._uid(user_id)).copy()
+
+    def _transact(self, user_id: str, work: Callable[[MemoryGraph], tuple[ChangeSet, Any]]) -> Any:
+        """Run ``work`` on the user's tree and commit its change set atomically.
+
+        ``work`` mutates the graph it is given and returns the change set to store.
+        On a stale version the cache is reloaded and ``work`` runs again; on any
+        failure the cache is dropped, so memory never runs ahead of the store.
+        """
+        with self._lock:
+            for _ in range(_MAX_RETRIES):
+                state = self._state(user_id)
+                try:
+                    change, result = work(state.graph)
+                    if change.is_empty():
+                        return result
+                    change.expected_version = state.version
+                    state.version = self.store.commit(change)
+                    return result
+                except StaleStateError:
+                    self._cache.pop(user_id, None)
+                    continue
+                except BaseException:
+                    self._cache.pop(user_id, None)
+                    raise
+            raise StaleStateError(f"user {user_id!r} kept changing; gave up after {_MAX_RETRIES} tries")
+
+    # -- ingestion --------------------------------------------------------------------
+
+    def observe(
+        self,
+        user_id: str,
+        messages: Sequence[Mapping[str, Any]] | str,
+        at: datetime | str | None = None,
+        session_id: str | None = None,
+        *,
+        observation_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> InsertReport:
+        """Record one interaction and insert what it says about the user.
+
+        Parameters
+        ----------
+        user_id : str
+            Whose memory.
+        messages : list of {"role", "content"[, "name"]} or str
+            The interaction; a bare string is one user message.
+        at : datetime or ISO string, optional
+            When it happened; default now.
+        session_id : str, optional
+            Session of the interaction; default the UTC date.
+        observation_id : str, optional
+            Stable id; default derived from the content, so a repeat is a no-op.
+        metadata : mapping, optional
+            JSON-serializable data stored verbatim with the observation.
+
+        Returns
+        -------
+        InsertReport
+
+        Raises
+        ------
+        InputError
+            For bad input; nothing is stored.
+        """
+        item = {
+            "messages": messages, "at": at, "session_id": session_id,
+            "observation_id": observation_id, "metadata": metadata,
+        }
+        return self.observe_many(user_id, [item])[0]
+
+    def observe_many(
+        self,
+        user_id: str,
+        interactions: Iterable[Mapping[str, Any]],
+        *,
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[InsertReport]:
+        """Record many interactions of one user, embedding them in batches.
+
+        Parameters
+        ----------
+        user_id : str
+        interactions : iterable of mappings
+            Each with ``messages`` and optionally ``at``, ``session_id``,
+            ``observation_id``, ``metadata`` (as in :meth:`observe`).
+        batch_size : int
+            Interactions per embedding batch and per transaction.
+        progress : callable, optional
+            Called with the number of interactions done after each batch.
+
+        Returns
+        -------
+        list of InsertReport
+            One per interaction, in order.
+
+        Raises
+        ------
+        InputError
+            If any interaction is invalid; then nothing of this call is stored.
+        """
+        uid = self._uid(user_id)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError("batch_size must be a positive integer")
+        items = list(ensure_iterable(interactions, "interactions"))
+        observations: list[Observation] = []
+        now = self.clock.now()
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InputError(f"interaction {i} must be a mapping with 'messages', got {type(item).__name__}")
+            extra = set(item) - {"messages", "at", "session_id", "observation_id", "metadata"}
+            if extra:
+                raise InputError(f"interaction {i} has unknown fields {sorted(map(str, extra))}")
+            if "messages" not in item:
+                raise InputError(f"interaction {i} has no 'messages'")
+            try:
+                observations.append(build_observation(
+                    uid, item["messages"],
+                    at=item.get("at") if item.get("at") is not None else now,
+                    session_id=item.get("session_id"),
+                    observation_id=item.get("observation_id"),
+                    metadata=item.get("metadata"),
+                    limits=self.config.limits,
+                ))
+            except InputError as exc:
+                raise type(exc)(f"interaction {i}: {exc}") from None
+        reports: list[InsertReport] = []
+        done = 0
+        for start in range(0, len(observations), batch_size):
+            chunk = observations[start : start + batch_size]
+            reports.extend(self._observe_chunk(uid, chunk))
+            done += len(chunk)
+            if progress is not None:
+                progress(done)
+        return reports
+
+    def _observe_chunk(self, user_id: str, chunk: list[Observation]) -> list[InsertReport]:
+        existing = self.store.existing_observations(user_id, [o.id for o in chunk])
+        seen: set[str] = set()
+        fresh: list[Observation] = []
+        for o in chunk:
+            if o.id not in existing and o.id not in seen:
+                fresh.append(o)
+                seen.add(o.id)
+        leaves_per_obs = self._extract(fresh)
+
+        def work(graph: MemoryGraph) -> tuple[ChangeSet, dict[str, InsertReport]]:
+            change = ChangeSet(user_id=user_id)
+            out: dict[str, InsertReport] = {}
+            for obs, leaves in zip(fresh, leaves_per_obs):
+                decisions = self._insert(graph, [n.copy() for n in leaves], change)
+                change.observations.append(obs)
+                change.events.append(JournalEvent("observe", {"observation_id": obs.id}, obs.at))
+                out[obs.id] = InsertReport(user_id, obs.id, False, tuple(decisions))
+            return change, out
+
+        made = self._transact(user_id, work) if fresh else {}
+        return [made.get(o.id) or InsertReport(user_id, o.id, True, ()) for o in chunk]
+
+    def _extract(self, observations: Sequence[Observation]) -> list[list[Node]]:
+        """Extract leaf drafts with the judge and turn them into leaf nodes."""
+        if not observations:
+            return []
+        drafts = self.judge.extract(observations)
+        missing = [d.content for ds in drafts for d in ds if d.embedding is None]
+        vectors = iter(self.embedder.embed(missing)) if missing else iter(())
+        out: list[list[Node]] = []
+        for obs, ds in zip(observations, drafts):
+            leaves = []
+            for d in ds:
+                emb = d.embedding if d.embedding is not None else next(vectors)
+                leaves.append(self._leaf(obs, d, emb))
+            out.append(leaves)
+        return out
+
+    def _leaf(self, obs: Observation, draft: LeafDraft, embedding: np.ndarray) -> Node:
+        p = draft.provenance
+        st = self.registry[draft.schema_type]
+        return Node(
+            id=leaf_id(obs.user_id, obs.id, p.turn, p.sentence),
+            user_id=obs.user_id,
+            level=Level.LEAF,
+            schema_type=draft.schema_type,
+            content=draft.content,
+            attributes=dict(draft.attributes),
+            t_first=obs.at,
+            t_last=obs.at,
+            logit=st.prior_logit,
+            embedding=leaf_embedding_or_none(embedding),
+            provenance=(p,),
+        )
+
+    def _insert(self, graph: MemoryGraph, leaves: list[Node], change: ChangeSet) -> list[Any]:
+        cfg = self.config
+        fresh = [leaf for leaf in leaves if leaf.id not in graph]
+        decisions = plan_insertions(graph, fresh, self.judge, self.registry, cfg.insertion)
+        touched = Touched()
+        for leaf, decision in zip(fresh, decisions):
+            apply_decision(graph, leaf, decision, self.registry, cfg.insertion, cfg.confidence, touched)
+        change.upsert_nodes.extend(touched.nodes.values())
+        change.upsert_edges.extend(touched.edges)
+        return decisions
+
+    # -- reading ----------------------------------------------------------------------
+
+    def users(self) -> list[str]:
+        """Ids of every user with stored data."""
+        return self.store.users()
+
+    def node(self, user_id: str, node_id: str) -> Node:
+        """A copy of one node.
+
+        Raises
+        ------
+        UnknownUserError, UnknownNodeError
+        """
+        with self._lock:
+            return self._graph(self._uid(user_id)).node(self._nid(node_id)).copy()
+
+    def _nid(self, node_id: object) -> str:
+        return check_id(node_id, "node_id", self.config.limits)
+
+    def nodes(
+        self, user_id: str, level: Level | str | None = None, schema_type: str | None = None
+    ) -> list[Node]:
+        """Copies of a user's nodes, optionally of one level and/or schema type.
+
+        Raises
+        ------
+        UnknownUserError
+        InputError
+            For an unknown level.
+        """
+        lv = _level(level)
+        with self._lock:
+            g = self._graph(self._uid(user_id))
+            return [
+                n.copy() for n in g.nodes(lv) if schema_type is None or n.schema_type == schema_type
+            ]
+
+    def confidence(self, user_id: str, node_id: str, at: datetime | None = None) -> float:
+        """Confidence of a node read at ``at`` (default now), with lazy decay."""
+        n = self.node(user_id, node_id)
+        return node_confidence(n, self.registry, utc(at) if at else self.clock.now())
+
+    def search(
+        self, user_id: str, query: str, k: int = 10, level: Level | str | None = None
+    ) -> list[SearchHit]:
+        """Plain cosine-similarity search over a user's nodes.
+
+        Parameters
+        ----------
+        user_id : str
+        query : str
+        k : int
+            How many hits.
+        level : Level or str, optional
+            Restrict to one level.
+
+        Returns
+        -------
+        list of SearchHit
+            Best first.
+
+        Raises
+        ------
+        UnknownUserError, QueryError, InputError
+        """
+        q = check_query(query, self.config.limits)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InputError("k must be a positive integer")
+        lv = _level(level)
+        uid = self._uid(user_id)
+        vec = self.embedder.embed([q])[0]
+        now = self.clock.now()
+        with self._lock:
+            g = self._graph(uid)
+            hits: list[tuple[str, float]] = []
+            for level_ in [lv] if lv else list(Level):
+                hits.extend(g.index(level_).search(vec, k))
+            hits.sort(key=lambda h: (-h[1], h[0]))
+            out = []
+            for nid, score in hits[:k]:
+                n = g.node(nid)
+                out.append(SearchHit(nid, n.level, n.schema_type, n.content, score,
+                                     node_confidence(n, self.registry, now)))
+            return out
+
+    def explain(self, user_id: str, node_id: str, *, max_observations: int = 20) -> Explanation:
+        """Why a node is believed: its support path, its evidence and the observations behind it.
+
+        Raises
+        ------
+        UnknownUserError, UnknownNodeError
+        """
+        uid, nid = self._uid(user_id), self._nid(node_id)
+        now = self.clock.now()
+        with self._lock:
+            g = self._graph(uid)
+            g.node(nid)
+            path = g.support_path(nid)
+
+            def step(x: str, edge_to: str | None) -> ExplainStep:
+                n = g.node(x)
+                e = g.edge(x, edge_to) if edge_to else None
+                return ExplainStep(
+                    n.id, n.level, n.schema_type, n.content, node_confidence(n, self.registry, now),
+                    n.n_support, n.n_conflict, n.t_first, n.t_last,
+                    e.psi if e else None, e.reason if e else None,
+                )
+
+            steps = tuple(step(x, path[i + 1] if i + 1 < len(path) else None) for i, x in enumerate(path))
+            support = tuple(step(c, nid) for c in g.children(nid))
+            conflicts = tuple(step(c, nid) for c in g.conflicts_of(nid))
+            obs_ids: list[str] = []
+            for x in g.subtree(nid) + [c.node_id for c in conflicts]:
+                for p in g.node(x).provenance:
+                    if p.observation_id not in obs_ids:
+                        obs_ids.append(p.observation_id)
+            observations = tuple(self.store.observations(uid, obs_ids[:max_observations])) if obs_ids else ()
+            return Explanation(uid, nid, steps, support, conflicts, observations)
+
+    def render(self, user_id: str, **kwargs: Any) -> str:
+        """The user's tree as readable indented text (see :func:`personatree.render.tree_text`)."""
+        with self._lock:
+            return tree_text(self._graph(self._uid(user_id)), self.registry, self.clock.now(), **kwargs)
+
+    def stats(self, user_id: str) -> dict[str, Any]:
+        """Counts of nodes per level, edges per kind, orphans and observations."""
+        uid = self._uid(user_id)
+        with self._lock:
+            g = self._graph(uid)
+            return {
+                "user_id": uid,
+                "leaves": sum(1 for _ in g.nodes(Level.LEAF)),
+                "mids": sum(1 for _ in g.nodes(Level.MID)),
+                "roots": sum(1 for _ in g.nodes(Level.ROOT)),
+                "orphans": len(g.orphans()),
+                "support_edges": sum(1 for _ in g.edges(EdgeKind.SUPPORT)),
+                "conflict_edges": sum(1 for _ in g.edges(EdgeKind.CONFLICT)),
+                "observations": len(self.store.observations(uid)),
+                "version": self._state(uid).version,
+            }
+
+    # -- changing ---------------------------------------------------------------------
+
+    def forget(self, user_id: str, node_id: str, *, cascade: bool = False) -> ForgetReport:
+        """Remove a node, withdraw its evidence, and drop summaries derived only from it.
+
+        Parameters
+        ----------
+        user_id, node_id : str
+        cascade : bool
+            Also remove the node's whole support subtree.
+
+        Returns
+        -------
+        ForgetReport
+
+        Raises
+        ------
+        UnknownUserError, UnknownNodeError
+        """
+        uid, nid = self._uid(user_id), self._nid(node_id)
+        now = self.clock.now()
+
+        def work(graph: MemoryGraph) -> tuple[ChangeSet, ForgetReport]:
+            graph.node(nid)
+            res = forget_node(graph, nid, self.config.confidence, cascade=cascade)
+            change = ChangeSet(
+                user_id=uid,
+                upsert_nodes=list(res.changed.values()),
+                delete_nodes=list(res.removed),
+                delete_edges=list(res.removed_edges),
+                events=[JournalEvent("forget", {"node_id": nid, "cascade": cascade}, now)],
+            )
+            return change, ForgetReport(uid, tuple(res.removed), tuple(res.changed))
+
+        self._graph(uid)
+        return self._transact(uid, work)
+
+    def delete_user(self, user_id: str) -> None:
+        """Delete every stored row of a user.
+
+        Raises
+        ------
+        UnknownUserError
+        """
+        uid = self._uid(user_id)
+        with self._lock:
+            if self.store.version(uid) == 0:
+                raise UnknownUserError(f"no data stored for user {uid!r}")
+            self.store.delete_user(uid)
+            self._cache.pop(uid, None)
+
+    def rebuild(self, user_id: str) -> RebuildReport:
+        """Replay the user's journal (observations, forgets, consolidations) into a fresh tree.
+
+        The rebuilt tree replaces the stored one in one transaction; ``equal`` says
+        whether it matched the tree that was there.
+
+        Raises
+        ------
+        UnknownUserError
+        """
+        uid = self._uid(user_id)
+        with self._lock:
+            self._graph(uid)
+            events = self.store.events(uid)
+            observations = {o.id: o for o in self.store.observations(uid)}
+            fresh = self._replay(uid, events, observations)
+
+            def work(graph: MemoryGraph) -> tuple[ChangeSet, RebuildReport]:
+                equal = graph.same_as(fresh)
+                new_edges = {(e.src, e.dst) for e in fresh.edges()}
+                change = ChangeSet(
+                    user_id=uid,
+                    upsert_nodes=list(fresh.nodes()),
+                    delete_nodes=[n.id for n in graph.nodes() if n.id not in fresh],
+                    delete_edges=[(e.src, e.dst) for e in graph.edges() if (e.src, e.dst) not in new_edges],
+                    upsert_edges=list(fresh.edges()),
+                )
+                report = RebuildReport(uid, len(events), len(fresh), sum(1 for _ in fresh.edges()), equal)
+                if equal:
+                    change = ChangeSet(user_id=uid)
+                return change, report
+
+            report = self._transact(uid, work)
+            self._cache.pop(uid, None)
+            return report
+
+    def _replay(self, user_id: str, events: Sequence[JournalEvent], observations: Mapping[str, Observation]) -> MemoryGraph:
+        graph = MemoryGraph(user_id)
+        i = 0
+        while i < len(events):
+            ev = events[i]
+            if ev.kind == "observe":
+                # Extract a run of consecutive observations in one batch, then insert in order.
+                j = i
+                run: list[Observation] = []
+                while j < len(events) and events[j].kind == "observe":
+                    o = observations.get(str(events[j].payload["observation_id"]))
+                    if o is not None:
+                        run.append(o)
+                    j += 1
+                scratch = ChangeSet(user_id=user_id)
+                for leaves in self._extract(run):
+                    self._insert(graph, leaves, scratch)
+                i = j
+                continue
+            if ev.kind == "forget":
+                nid = str(ev.payload["node_id"])
+                if nid in graph:
+                    forget_node(graph, nid, self.config.confidence, cascade=bool(ev.payload.get("cascade")))
+            elif ev.kind in _REPLAYERS:
+                _REPLAYERS[ev.kind](self, graph, ev)
+            i += 1
+        return graph
+
+    # -- export -----------------------------------------------------------------------
+
+    def export(self, user_id: str) -> dict[str, Any]:
+        """Everything stored about a user as JSON-ready data.
+
+        Returns
+        -------
+        dict
+            ``{"format", "user_id", "version", "embedder", "observations", "nodes",
+            "edges", "journal"}``; embeddings are base64 float32 (little-endian).
+
+        Raises
+        ------
+        UnknownUserError
+        """
+        uid = self._uid(user_id)
+        with self._lock:
+            g = self._graph(uid)
+            return {
+                "format": "personatree.export/1",
+                "user_id": uid,
+                "version": self._state(uid).version,
+                "embedder": self.embedder.name,
+                "observations": [_obs_json(o) for o in self.store.observations(uid)],
+                "nodes": [_node_json(n) for n in g.nodes()],
+                "edges": [_edge_json(e) for e in g.edges()],
+                "journal": [
+                    {"seq": e.seq, "kind": e.kind, "payload": dict(e.payload), "at": e.at.isoformat()}
+                    for e in self.store.events(uid)
+                ],
+            }
+
+    # -- extension points filled by other components ----------------------------------
+
+    def consolidate(self, user_id: str, *, dry_run: bool = False, now: datetime | None = None) -> Any:
+        """Plan (and unless ``dry_run``, apply) one consolidation pass for a user.
+
+        See :mod:`personatree.consolidate`.
+        """
+        from .consolidate import consolidate_user
+
+        return consolidate_user(self, self._uid(user_id), dry_run=dry_run, now=now)
+
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        budget: int | None = None,
+        model: str | None = None,
+        *,
+        levels: Sequence[Level | str] | None = None,
+    ) -> Any:
+        """Query-conditioned, token-budgeted context for an LLM.
+
+        See :mod:`personatree.retrieval`.
+        """
+        from .retrieval import recall_user
+
+        lv = None if levels is None else [_level(x) for x in levels]
+        return recall_user(self, self._uid(user_id), query, budget=budget, model=model, levels=lv)
+
+
+def _default_router(embedder: Embedder) -> Any:
+    try:
+        from .retrieval.router import default_router
+    except ImportError:
+        return None
+    return default_router(embedder)
+
+
+def _level(level: Level | str | None) -> Level | None:
+    if level is None or isinstance(level, Level):
+        return level
+    try:
+        return Level(level)
+    except ValueError:
+        raise InputError(f"unknown level {level!r}; use leaf, mid or root") from None
+
+
+def _obs_json(o: Observation) -> dict[str, Any]:
+    return {
+        "id": o.id, "seq": o.seq, "session_id": o.session_id, "at": o.at.isoformat(),
+        "messages": [{"role": m.role, "content": m.content, **({"name": m.name} if m.name else {})} for m in o.messages],
+        "metadata": dict(o.metadata),
+    }
+
+
+def _node_json(n: Node) -> dict[str, Any]:
+    return {
+        "id": n.id, "level": n.level.value, "schema_type": n.schema_type, "content": n.content,
+        "attributes": n.attributes, "t_first": n.t_first.isoformat(), "t_last": n.t_last.isoformat(),
+        "logit": n.logit, "n_support": n.n_support, "n_conflict": n.n_conflict,
+        "provenance": [p.to_dict() for p in n.provenance],
+        "recall_count": n.recall_count, "t_access": n.t_access.isoformat() if n.t_access else None,
+        "embedding": None if n.embedding is None else base64.b64encode(
+            np.asarray(n.embedding, dtype="<f4").tobytes()).decode("ascii"),
+    }
+
+
+def _edge_json(e: Edge) -> dict[str, Any]:
+    return {"src": e.src, "dst": e.dst, "kind": e.kind.value, "psi": e.psi, "weight": e.weight,
+            "reason": e.reason, "at": e.at.isoformat()}

@@ -1,0 +1,250 @@
+"""Frozen, validated configuration with named presets.
+
+Nothing here reads the environment; a config is a value. Build one with keyword
+arguments, start from a preset with :meth:`PersonaTreeConfig.preset`, or derive a
+variant with ``config.model_copy(update=...)`` (validated again by :func:`derive`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+__all__ = [
+    "ConfidenceConfig",
+    "InsertionConfig",
+    "InputLimits",
+    "ConsolidationConfig",
+    "RecallConfig",
+    "PersonaTreeConfig",
+    "derive",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **data: Any) -> None:
+        # One exception tree: invalid settings surface as ConfigError, not pydantic's type.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"{type(self).__name__}: {exc}") from None
+
+
+class ConfidenceConfig(_Frozen):
+    """Log-odds confidence parameters.
+
+    Attributes
+    ----------
+    gamma : float
+        Evidence scale γ: one unit of ψ moves the logit by γ.
+    clip : float
+        L: logits are clipped to [−L, L].
+    """
+
+    gamma: float = Field(default=0.6, gt=0.0, le=5.0)
+    clip: float = Field(default=6.0, gt=0.0, le=50.0)
+
+
+class InsertionConfig(_Frozen):
+    """Validator-gated conservative insertion: match = κ·(a·ψ + b·sim).
+
+    Attributes
+    ----------
+    a, b : float
+        Weights of the validator score and of cosine similarity in the match.
+    theta_attach : float
+        A support match must reach this to attach.
+    theta_conflict : float
+        ψ ≤ −θ_conflict records a conflict edge and negative evidence.
+    min_support_psi : float
+        ψ must also reach this to attach, so similarity alone never attaches.
+    candidates : int
+        How many κ-compatible candidates (by similarity) the validator sees.
+    similarity_floor : float
+        Candidates below this cosine similarity are not sent to the validator.
+    """
+
+    a: float = Field(default=0.7, ge=0.0, le=1.0)
+    b: float = Field(default=0.3, ge=0.0, le=1.0)
+    theta_attach: float = Field(default=0.55, gt=0.0, le=1.0)
+    theta_conflict: float = Field(default=0.35, gt=0.0, le=1.0)
+    min_support_psi: float = Field(default=0.3, gt=0.0, le=1.0)
+    candidates: int = Field(default=5, ge=1, le=100)
+    similarity_floor: float = Field(default=0.35, ge=-1.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _similarity_cannot_attach_alone(self) -> "InsertionConfig":
+        # With ψ ≤ 0 the best possible match is b·1; it must stay below θ_attach.
+        if self.b >= self.theta_attach:
+            raise ValueError("b must be below theta_attach so that similarity alone never attaches")
+        return self
+
+
+class InputLimits(_Frozen):
+    """Limits on what one call accepts (bigger inputs get a typed error).
+
+    Attributes
+    ----------
+    max_message_chars : int
+        Longest accepted message.
+    max_messages : int
+        Most messages in one observation.
+    max_id_chars : int
+        Longest user, session, observation or node id.
+    """
+
+    max_message_chars: int = Field(default=32_000, ge=1)
+    max_messages: int = Field(default=512, ge=1)
+    max_id_chars: int = Field(default=256, ge=8)
+
+
+class ConsolidationConfig(_Frozen):
+    """Parameters of the offline consolidation job (DESIGN.md, "offline consolidation").
+
+    Attributes
+    ----------
+    n_min : int
+        Fewest compatible leaves that form a mid.
+    min_samples : int or None
+        HDBSCAN ``min_samples`` (``None``: same as ``n_min``).
+    w_cosine, w_schema, w_time : float
+        Weights of cosine distance, schema mismatch and temporal gap in the distance.
+    time_scale_days : float
+        Temporal gap that counts as a full unit of distance.
+    theta_c : float
+        Confidence a mid needs before root promotion.
+    n_root : int
+        Support count a mid needs before root promotion.
+    t_root_days : float
+        Temporal coverage (t_last − t_first) a mid needs before root promotion.
+    theta_prune : float
+        Roots whose confidence falls below this are pruned (their mids survive).
+    t_orphan_days : float
+        Orphan leaves older than this are deleted (their observations stay in the log).
+    k_leaves : int
+        At most this many supporting leaves kept per mid (counts survive).
+    merge_similarity : float
+        Mids of one type more similar than this are merged.
+    max_exact : int
+        Above this many orphans, clustering works on reduced dimensions in chunks.
+    seed : int
+        Seed for every random choice.
+    """
+
+    n_min: int = Field(default=3, ge=2)
+    min_samples: int | None = Field(default=None, ge=1)
+    w_cosine: float = Field(default=1.0, ge=0.0)
+    w_schema: float = Field(default=0.3, ge=0.0)
+    w_time: float = Field(default=0.1, ge=0.0)
+    time_scale_days: float = Field(default=180.0, gt=0.0)
+    theta_c: float = Field(default=0.7, gt=0.0, lt=1.0)
+    n_root: int = Field(default=5, ge=1)
+    t_root_days: float = Field(default=14.0, ge=0.0)
+    theta_prune: float = Field(default=0.35, gt=0.0, lt=1.0)
+    t_orphan_days: float = Field(default=365.0, gt=0.0)
+    k_leaves: int = Field(default=50, ge=1)
+    merge_similarity: float = Field(default=0.92, gt=0.0, le=1.0)
+    max_exact: int = Field(default=10_000, ge=100)
+    seed: int = 0
+
+
+class RecallConfig(_Frozen):
+    """Query-conditioned path retrieval parameters.
+
+    Attributes
+    ----------
+    budget : int
+        Default token budget B.
+    lam : float
+        λ: utility cost per token.
+    rrf_k : int
+        Reciprocal-rank-fusion constant.
+    pool : int
+        How many candidates each retriever contributes before fusion.
+    model : str
+        Model whose tokenizer counts the budget.
+    """
+
+    budget: int = Field(default=1000, ge=1)
+    lam: float = Field(default=0.0005, ge=0.0)
+    rrf_k: int = Field(default=60, ge=1)
+    pool: int = Field(default=200, ge=1)
+    model: str = "gpt-4o-mini"
+
+
+class PersonaTreeConfig(_Frozen):
+    """Top-level configuration.
+
+    Attributes
+    ----------
+    embedder : str
+        ``"default"`` for the packaged all-MiniLM-L6-v2, or any sentence-transformers
+        model name or local path.
+    embed_batch_size : int
+        Batch size for embedding.
+    schema_path : str or None
+        A schema registry file or folder; ``None`` uses the shipped one.
+    busy_timeout_s : float
+        How long a write waits for another writer's lock before ``StoreBusyError``.
+    """
+
+    embedder: str = "default"
+    embed_batch_size: int = Field(default=64, ge=1, le=4096)
+    schema_path: str | None = None
+    busy_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
+    confidence: ConfidenceConfig = ConfidenceConfig()
+    insertion: InsertionConfig = InsertionConfig()
+    limits: InputLimits = InputLimits()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    recall: RecallConfig = RecallConfig()
+
+    @classmethod
+    def preset(cls, name: Literal["default", "conservative", "eager"], **overrides: Any) -> "PersonaTreeConfig":
+        """A named preset, optionally with top-level overrides.
+
+        Parameters
+        ----------
+        name : {"default", "conservative", "eager"}
+            ``conservative`` attaches only on strong validator agreement and promotes
+            roots later; ``eager`` forms patterns from fewer observations.
+        **overrides
+            Top-level fields to replace.
+
+        Raises
+        ------
+        ConfigError
+            For an unknown preset or an invalid override.
+        """
+        presets: dict[str, dict[str, Any]] = {
+            "default": {},
+            "conservative": {
+                "insertion": InsertionConfig(theta_attach=0.65, min_support_psi=0.45),
+                "consolidation": ConsolidationConfig(n_min=4, n_root=8, theta_c=0.8, t_root_days=30.0),
+            },
+            "eager": {
+                "insertion": InsertionConfig(theta_attach=0.45, min_support_psi=0.2),
+                "consolidation": ConsolidationConfig(n_min=2, n_root=3, theta_c=0.6, t_root_days=7.0),
+            },
+        }
+        if name not in presets:
+            raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(presets)}")
+        return cls(**{**presets[name], **overrides})
+
+
+def derive(config: PersonaTreeConfig, **changes: Any) -> PersonaTreeConfig:
+    """A validated copy of ``config`` with top-level ``changes``.
+
+    Raises
+    ------
+    ConfigError
+        If the result is invalid.
+    """
+    try:
+        return PersonaTreeConfig.model_validate({**config.model_dump(), **changes})
+    except ValidationError as exc:
+        raise ConfigError(str(exc)) from None

@@ -1,0 +1,267 @@
+"""``MemoryGraph``: one user's typed evidence tree over a networkx ``DiGraph``.
+
+Edges point from child to parent (evidence → claim). Every mutation checks the
+invariants, so the graph can never hold an invalid tree:
+
+* ``support`` edges go leaf → mid or mid → root, never anything else;
+* a node has at most one support parent (the support edges form a forest);
+* ``conflict`` edges go leaf → mid only, and may be many;
+* at most one edge between a pair of nodes; no cycles (implied by the strictly
+  rising levels, and checked anyway by :meth:`check`).
+
+The graph also keeps one exact embedding index per level, so that the per-user
+embedding matrix stays in step with the nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import networkx as nx
+
+from .errors import InvariantError, UnknownNodeError
+from .index import EmbeddingIndex
+from .types import Edge, EdgeKind, Level, Node
+
+__all__ = ["MemoryGraph"]
+
+_NEXT = {Level.LEAF: Level.MID, Level.MID: Level.ROOT}
+
+
+class MemoryGraph:
+    """A typed evidence tree for one user.
+
+    Parameters
+    ----------
+    user_id : str
+        The owner; every node added must belong to this user.
+    """
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+        self._g = nx.DiGraph()
+        self._index: dict[Level, EmbeddingIndex] = {lv: EmbeddingIndex() for lv in Level}
+
+    # -- reading ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._g.number_of_nodes()
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._g
+
+    @property
+    def nx(self) -> nx.DiGraph:
+        """A read-only view of the underlying networkx graph (node attr ``node``, edge attr ``edge``)."""
+        return nx.graphviews.subgraph_view(self._g)
+
+    def node(self, node_id: str) -> Node:
+        """The node with this id.
+
+        Raises
+        ------
+        UnknownNodeError
+        """
+        try:
+            return self._g.nodes[node_id]["node"]
+        except KeyError:
+            raise UnknownNodeError(f"no node {node_id!r} for user {self.user_id!r}") from None
+
+    def nodes(self, level: Level | None = None) -> Iterator[Node]:
+        """All nodes, or those of one level, in insertion order."""
+        for _, data in self._g.nodes(data="node"):
+            if level is None or data.level is level:
+                yield data
+
+    def edges(self, kind: EdgeKind | None = None) -> Iterator[Edge]:
+        """All edges, or those of one kind."""
+        for _, _, e in self._g.edges(data="edge"):
+            if kind is None or e.kind is kind:
+                yield e
+
+    def edge(self, src: str, dst: str) -> Edge | None:
+        """The edge from ``src`` to ``dst``, if any."""
+        data = self._g.get_edge_data(src, dst)
+        return None if data is None else data["edge"]
+
+    def index(self, level: Level) -> EmbeddingIndex:
+        """The embedding index of one level (read it, do not mutate it)."""
+        return self._index[level]
+
+    def parent(self, node_id: str) -> str | None:
+        """The support parent of a node, or ``None``."""
+        self.node(node_id)
+        for _, dst, e in self._g.out_edges(node_id, data="edge"):
+            if e.kind is EdgeKind.SUPPORT:
+                return dst
+        return None
+
+    def children(self, node_id: str, kind: EdgeKind = EdgeKind.SUPPORT) -> list[str]:
+        """Ids of the nodes with a ``kind`` edge into ``node_id``."""
+        self.node(node_id)
+        return [src for src, _, e in self._g.in_edges(node_id, data="edge") if e.kind is kind]
+
+    def conflicts_of(self, node_id: str) -> list[str]:
+        """Ids of the leaves that conflict with ``node_id``."""
+        return self.children(node_id, EdgeKind.CONFLICT)
+
+    def support_path(self, node_id: str) -> list[str]:
+        """The node and its support ancestors, from the node up to its root."""
+        path = [node_id]
+        nxt = self.parent(node_id)
+        while nxt is not None:
+            path.append(nxt)
+            nxt = self.parent(nxt)
+        return path
+
+    def subtree(self, node_id: str) -> list[str]:
+        """The node and all its support descendants (breadth-first)."""
+        out = [node_id]
+        frontier = [node_id]
+        while frontier:
+            nxt: list[str] = []
+            for n in frontier:
+                nxt.extend(self.children(n))
+            out.extend(nxt)
+            frontier = nxt
+        return out
+
+    def orphans(self, level: Level = Level.LEAF) -> list[Node]:
+        """Nodes of ``level`` that support nothing yet."""
+        return [n for n in self.nodes(level) if self.parent(n.id) is None]
+
+    # -- mutating ---------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        """Add a node.
+
+        Raises
+        ------
+        InvariantError
+            If the id exists already or the node belongs to another user.
+        """
+        if node.user_id != self.user_id:
+            raise InvariantError(f"node {node.id!r} belongs to {node.user_id!r}, not {self.user_id!r}")
+        if node.id in self._g:
+            raise InvariantError(f"node {node.id!r} exists already")
+        self._g.add_node(node.id, node=node)
+        if node.embedding is not None:
+            self._index[node.level].add(node.id, node.embedding)
+
+    def set_embedding(self, node_id: str, vector) -> None:  # type: ignore[no-untyped-def]
+        """Replace a node's embedding and keep the index in step."""
+        n = self.node(node_id)
+        n.embedding = vector
+        self._index[n.level].add(node_id, vector)
+
+    def remove_node(self, node_id: str) -> list[Edge]:
+        """Remove a node and its incident edges; its children become orphans.
+
+        Returns
+        -------
+        list of Edge
+            The edges that were removed with it.
+        """
+        n = self.node(node_id)
+        removed = [e for _, _, e in self._g.in_edges(node_id, data="edge")]
+        removed += [e for _, _, e in self._g.out_edges(node_id, data="edge")]
+        self._g.remove_node(node_id)
+        self._index[n.level].remove(node_id)
+        return removed
+
+    def add_edge(self, edge: Edge) -> None:
+        """Add a support or conflict edge, enforcing the tree invariants.
+
+        Raises
+        ------
+        UnknownNodeError
+            If an end does not exist.
+        InvariantError
+            If the edge would break a level rule, give a second support parent,
+            duplicate an edge or close a cycle.
+        """
+        src, dst = self.node(edge.src), self.node(edge.dst)
+        if edge.src == edge.dst:
+            raise InvariantError(f"self-loop on {edge.src!r}")
+        if self._g.has_edge(edge.src, edge.dst):
+            raise InvariantError(f"an edge {edge.src!r} -> {edge.dst!r} exists already")
+        if self._g.has_edge(edge.dst, edge.src):
+            raise InvariantError(f"edge {edge.src!r} -> {edge.dst!r} would close a cycle")
+        if edge.kind is EdgeKind.SUPPORT:
+            if _NEXT.get(src.level) is not dst.level:
+                raise InvariantError(
+                    f"support edges go leaf->mid or mid->root, not {src.level.value}->{dst.level.value}"
+                )
+            if self.parent(edge.src) is not None:
+                raise InvariantError(f"{edge.src!r} already supports {self.parent(edge.src)!r}")
+        else:
+            if src.level is not Level.LEAF or dst.level is not Level.MID:
+                raise InvariantError(
+                    f"conflict edges go leaf->mid, not {src.level.value}->{dst.level.value}"
+                )
+        self._g.add_edge(edge.src, edge.dst, edge=edge)
+
+    def remove_edge(self, src: str, dst: str) -> Edge:
+        """Remove the edge ``src`` → ``dst`` and return it.
+
+        Raises
+        ------
+        UnknownNodeError
+            If there is no such edge.
+        """
+        data = self._g.get_edge_data(src, dst)
+        if data is None:
+            raise UnknownNodeError(f"no edge {src!r} -> {dst!r}")
+        self._g.remove_edge(src, dst)
+        return data["edge"]
+
+    # -- whole-graph ------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Verify every invariant over the whole graph.
+
+        Raises
+        ------
+        InvariantError
+            Describing the first violation found.
+        """
+        for n in self.nodes():
+            if n.user_id != self.user_id:
+                raise InvariantError(f"node {n.id!r} belongs to another user")
+            parents = [e for _, _, e in self._g.out_edges(n.id, data="edge") if e.kind is EdgeKind.SUPPORT]
+            if len(parents) > 1:
+                raise InvariantError(f"{n.id!r} has {len(parents)} support parents")
+            if (n.embedding is not None) != (n.id in self._index[n.level]):
+                raise InvariantError(f"index out of step for {n.id!r}")
+        for e in self.edges():
+            s, d = self.node(e.src), self.node(e.dst)
+            if e.kind is EdgeKind.SUPPORT and _NEXT.get(s.level) is not d.level:
+                raise InvariantError(f"bad support edge {e.src!r} -> {e.dst!r}")
+            if e.kind is EdgeKind.CONFLICT and (s.level is not Level.LEAF or d.level is not Level.MID):
+                raise InvariantError(f"bad conflict edge {e.src!r} -> {e.dst!r}")
+        if not nx.is_directed_acyclic_graph(self._g):
+            raise InvariantError("the graph has a cycle")
+        if sum(len(ix) for ix in self._index.values()) != sum(
+            1 for n in self.nodes() if n.embedding is not None
+        ):
+            raise InvariantError("index holds rows for missing nodes")
+
+    def copy(self) -> "MemoryGraph":
+        """A deep-enough copy: new node objects (embeddings shared read-only), same edges."""
+        out = MemoryGraph(self.user_id)
+        for n in self.nodes():
+            out.add_node(n.copy())
+        for e in self.edges():
+            out._g.add_edge(e.src, e.dst, edge=e)
+        return out
+
+    def same_as(self, other: "MemoryGraph") -> bool:
+        """Whether two graphs hold the same nodes (same state) and the same edges."""
+        if set(self._g.nodes) != set(other._g.nodes):
+            return False
+        for n in self.nodes():
+            if not n.same_state(other.node(n.id)):
+                return False
+        mine = {(e.src, e.dst, e.kind, round(e.psi, 6), e.at) for e in self.edges()}
+        theirs = {(e.src, e.dst, e.kind, round(e.psi, 6), e.at) for e in other.edges()}
+        return mine == theirs

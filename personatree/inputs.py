@@ -1,0 +1,187 @@
+"""Validation and normalisation of caller input, before anything is stored.
+
+Every check raises a typed :class:`~personatree.errors.InputError` with a message
+that names the offending field; a call that fails here has written nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import date, datetime
+from typing import Any, Iterable, Mapping, Sequence
+
+import orjson
+
+from .config import InputLimits
+from .errors import InputError, MessageError, QueryError
+from .types import Message, Observation, utc
+
+__all__ = [
+    "ROLES",
+    "check_id",
+    "check_text",
+    "parse_messages",
+    "parse_time",
+    "parse_metadata",
+    "observation_id_for",
+    "build_observation",
+    "check_query",
+]
+
+ROLES = frozenset({"user", "assistant", "system", "tool"})
+
+
+def check_text(value: object, what: str, max_chars: int, error: type[InputError] = MessageError) -> str:
+    """Return ``value`` if it is non-blank, encodable text within ``max_chars``.
+
+    Lone surrogates (which cannot be stored as UTF-8) and NUL bytes are rejected.
+    """
+    if not isinstance(value, str):
+        raise error(f"{what} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise error(f"{what} is empty or whitespace")
+    if len(value) > max_chars:
+        raise error(f"{what} is {len(value):,} characters; the limit is {max_chars:,}")
+    if "\x00" in value:
+        raise error(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise error(f"{what} is not valid text (lone surrogate at position {exc.start})") from None
+    return value
+
+
+def check_id(value: object, what: str, limits: InputLimits) -> str:
+    """Validate a user, session, observation or node id: printable text within limits."""
+    text = check_text(value, what, limits.max_id_chars, InputError)
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise InputError(f"{what} contains control characters")
+    if text != text.strip():
+        raise InputError(f"{what} has leading or trailing whitespace")
+    return text
+
+
+def parse_messages(messages: object, limits: InputLimits) -> tuple[Message, ...]:
+    """Normalise messages given as :class:`Message` objects or ``{"role", "content"}`` mappings.
+
+    A bare string is accepted as one user message.
+
+    Raises
+    ------
+    MessageError
+        For a wrong type, an unknown role, empty or oversized content.
+    """
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    if isinstance(messages, (Message, Mapping)):
+        messages = [messages]
+    if not isinstance(messages, (list, tuple)):
+        raise MessageError(f"messages must be a list of messages, got {type(messages).__name__}")
+    if not messages:
+        raise MessageError("messages is empty")
+    if len(messages) > limits.max_messages:
+        raise MessageError(f"{len(messages)} messages in one observation; the limit is {limits.max_messages}")
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, Message):
+            role, content, name = m.role, m.content, m.name
+        elif isinstance(m, Mapping):
+            extra = set(m) - {"role", "content", "name"}
+            if extra:
+                raise MessageError(f"message {i} has unknown fields {sorted(map(str, extra))}")
+            if "role" not in m or "content" not in m:
+                raise MessageError(f"message {i} needs 'role' and 'content'")
+            role, content, name = m["role"], m["content"], m.get("name")
+        else:
+            raise MessageError(f"message {i} must be a mapping with role and content, got {type(m).__name__}")
+        if not isinstance(role, str) or role not in ROLES:
+            raise MessageError(f"message {i} has unknown role {role!r}; use one of {sorted(ROLES)}")
+        check_text(content, f"message {i} content", limits.max_message_chars)
+        if name is not None:
+            check_id(name, f"message {i} name", limits)
+        out.append(Message(role=role, content=content, name=name))
+    return tuple(out)
+
+
+def parse_time(value: object, what: str = "at") -> datetime:
+    """Accept a datetime, a date, an ISO-8601 string or POSIX seconds; return aware UTC."""
+    if isinstance(value, datetime):
+        return utc(value)
+    if isinstance(value, date):
+        return utc(datetime(value.year, value.month, value.day))
+    if isinstance(value, bool):
+        raise InputError(f"{what} must be a datetime, got bool")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise InputError(f"{what} must be a finite timestamp")
+        try:
+            return utc(datetime.fromtimestamp(float(value), tz=None).astimezone())
+        except (OverflowError, OSError, ValueError):
+            raise InputError(f"{what} timestamp {value!r} is out of range") from None
+    if isinstance(value, str):
+        try:
+            return utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except ValueError:
+            raise InputError(f"{what} {value!r} is not an ISO-8601 date or datetime") from None
+    raise InputError(f"{what} must be a datetime or ISO-8601 string, got {type(value).__name__}")
+
+
+def parse_metadata(value: object) -> dict[str, Any]:
+    """Metadata must be a JSON-serializable mapping with string keys."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"metadata must be a mapping, got {type(value).__name__}")
+    try:
+        return orjson.loads(orjson.dumps(dict(value)))
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        raise InputError(f"metadata is not JSON-serializable: {exc}") from None
+
+
+def observation_id_for(user_id: str, session_id: str, at: datetime, messages: Sequence[Message]) -> str:
+    """A content-derived observation id, so re-sending the same interaction is a no-op."""
+    payload = orjson.dumps(
+        [user_id, session_id, at.isoformat(), [[m.role, m.name, m.content] for m in messages]]
+    )
+    return "obs_" + hashlib.sha256(payload).hexdigest()[:24]
+
+
+def build_observation(
+    user_id: str,
+    messages: object,
+    *,
+    at: object,
+    session_id: object | None,
+    observation_id: object | None,
+    metadata: object | None,
+    limits: InputLimits,
+) -> Observation:
+    """Validate every part of one interaction and build its :class:`Observation`.
+
+    The default session id is the UTC date of ``at``: interactions of one day form
+    a session unless the caller says otherwise.
+    """
+    uid = check_id(user_id, "user_id", limits)
+    msgs = parse_messages(messages, limits)
+    when = parse_time(at)
+    sid = f"{when:%Y-%m-%d}" if session_id is None else check_id(session_id, "session_id", limits)
+    meta = parse_metadata(metadata)
+    oid = (
+        observation_id_for(uid, sid, when, msgs)
+        if observation_id is None
+        else check_id(observation_id, "observation_id", limits)
+    )
+    return Observation(id=oid, user_id=uid, session_id=sid, at=when, messages=msgs, metadata=meta)
+
+
+def check_query(query: object, limits: InputLimits) -> str:
+    """A search or recall query: non-blank text within the message limit."""
+    return check_text(query, "query", limits.max_message_chars, QueryError)
+
+
+def ensure_iterable(value: object, what: str) -> Iterable[Any]:
+    """Reject non-iterables (and bare strings) where a collection is expected."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InputError(f"{what} must be a list, got {type(value).__name__}")
+    return value  # type: ignore[return-value]

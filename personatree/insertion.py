@@ -1,0 +1,198 @@
+"""Validator-gated conservative insertion (DESIGN.md, "conservative insertion").
+
+A new leaf is offered to the mids it may support (κ = 1), most similar first. The
+judge labels each pair with ψ ∈ [−1, 1]; the match is ``κ·(a·ψ + b·sim)``.
+
+* **attach** when the best support match reaches ``θ_attach`` *and* ψ reaches
+  ``min_support_psi`` — with ``b < θ_attach`` (enforced by the config) similarity
+  alone can never attach a leaf;
+* **conflict** when ψ ≤ −θ_conflict: a conflict edge and negative evidence on that
+  mid, and no attachment (a contradiction never deletes anything);
+* **orphan** otherwise, until consolidation has enough context.
+
+:func:`plan_insertions` is pure (it reads the graph and returns decisions);
+:func:`apply_decision` mutates a graph and reports which nodes and edges changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Sequence
+
+import numpy as np
+
+from .confidence import days_between, evidence_weight, update_logit
+from .config import ConfidenceConfig, InsertionConfig
+from .graph import MemoryGraph
+from .index import top_k
+from .ports import Judge
+from .schema import SchemaRegistry
+from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
+
+__all__ = ["candidates_for", "plan_insertions", "apply_decision", "add_evidence", "Touched"]
+
+
+@dataclass(slots=True)
+class Touched:
+    """Nodes and edges a mutation created or changed (what a commit must write)."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+
+
+def candidates_for(
+    graph: MemoryGraph,
+    leaf: Node,
+    registry: SchemaRegistry,
+    config: InsertionConfig,
+) -> list[tuple[Node, float]]:
+    """κ-compatible mids for a leaf, most similar first, above the similarity floor.
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+        The user's tree.
+    leaf : Node
+        The new leaf (with an embedding).
+    registry : SchemaRegistry
+        For κ.
+    config : InsertionConfig
+        ``candidates`` and ``similarity_floor``.
+
+    Returns
+    -------
+    list of (Node, float)
+        At most ``config.candidates`` mids with their cosine similarity.
+    """
+    index = graph.index(Level.MID)
+    if leaf.embedding is None or len(index) == 0:
+        return []
+    scores = index.scores(leaf.embedding)
+    ids = index.ids
+    out: list[tuple[Node, float]] = []
+    # Rank everything, then filter by κ: κ-compatible mids are a large share of all
+    # mids, so scanning the ranked list stops early in practice.
+    for i in top_k(scores, len(ids)):
+        sim = float(scores[i])
+        if sim < config.similarity_floor:
+            break
+        mid = graph.node(ids[i])
+        if registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type):
+            out.append((mid, sim))
+            if len(out) >= config.candidates:
+                break
+    return out
+
+
+def plan_insertions(
+    graph: MemoryGraph,
+    leaves: Sequence[Node],
+    judge: Judge,
+    registry: SchemaRegistry,
+    config: InsertionConfig,
+) -> list[LeafDecision]:
+    """Decide attach / conflict / orphan for each leaf, validating in one batch.
+
+    The graph is only read. Leaves need not be in the graph yet.
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+    leaves : sequence of Node
+    judge : Judge
+        Supplies ψ through ``validate``.
+    registry : SchemaRegistry
+    config : InsertionConfig
+
+    Returns
+    -------
+    list of LeafDecision
+        One per leaf, in order.
+    """
+    cands = [candidates_for(graph, leaf, registry, config) for leaf in leaves]
+    pairs = [(leaf, mid, sim) for leaf, cs in zip(leaves, cands) for mid, sim in cs]
+    verdicts = judge.validate(pairs) if pairs else []
+    decisions: list[LeafDecision] = []
+    pos = 0
+    for leaf, cs in zip(leaves, cands):
+        scored: list[CandidateScore] = []
+        for mid, sim in cs:
+            v = verdicts[pos]
+            pos += 1
+            kappa = 1.0  # candidates_for kept only κ = 1
+            match = kappa * (config.a * v.psi + config.b * sim)
+            scored.append(CandidateScore(mid.id, sim, v.psi, match, v.label, v.reason))
+        support = [c for c in scored if c.psi >= config.min_support_psi and c.match >= config.theta_attach]
+        conflict = [c for c in scored if c.psi <= -config.theta_conflict]
+        if support:
+            best = max(support, key=lambda c: (c.match, c.node_id))
+            decisions.append(LeafDecision(leaf.id, leaf.content, leaf.schema_type, "attach", best.node_id, tuple(scored)))
+        elif conflict:
+            worst = min(conflict, key=lambda c: (c.psi, c.node_id))
+            decisions.append(LeafDecision(leaf.id, leaf.content, leaf.schema_type, "conflict", worst.node_id, tuple(scored)))
+        else:
+            decisions.append(LeafDecision(leaf.id, leaf.content, leaf.schema_type, "orphan", None, tuple(scored)))
+    return decisions
+
+
+def add_evidence(
+    node: Node, psi: float, at: datetime, registry: SchemaRegistry, config: ConfidenceConfig
+) -> float:
+    """Decay ``node`` to ``at`` and add one piece of evidence ψ; returns the weight applied.
+
+    Out-of-order evidence (``at`` before ``t_last``) is added without decay and does
+    not move ``t_last`` back.
+    """
+    weight = evidence_weight(psi, config.gamma)
+    st = registry[node.schema_type]
+    node.logit = update_logit(
+        node.logit, st.prior_logit, st.half_life_days, days_between(node.t_last, at), [weight], config.clip
+    )
+    if at > node.t_last:
+        node.t_last = at
+    if psi > 0:
+        node.n_support += 1
+    elif psi < 0:
+        node.n_conflict += 1
+    return weight
+
+
+def apply_decision(
+    graph: MemoryGraph,
+    leaf: Node,
+    decision: LeafDecision,
+    registry: SchemaRegistry,
+    config: InsertionConfig,
+    confidence: ConfidenceConfig,
+    touched: Touched,
+) -> None:
+    """Add ``leaf`` to the graph and carry out ``decision`` (edges and evidence).
+
+    Every conflicting candidate (ψ ≤ −θ_conflict) gets a conflict edge and negative
+    evidence, also when the leaf attaches elsewhere: counter-evidence is kept.
+    """
+    at = leaf.t_first
+    graph.add_node(leaf)
+    touched.nodes[leaf.id] = leaf
+    for c in decision.candidates:
+        is_target = decision.action == "attach" and c.node_id == decision.target
+        is_conflict = c.psi <= -config.theta_conflict
+        if not (is_target or is_conflict):
+            continue
+        mid = graph.node(c.node_id)
+        weight = add_evidence(mid, c.psi, at, registry, confidence)
+        kind = EdgeKind.SUPPORT if is_target else EdgeKind.CONFLICT
+        edge = Edge(leaf.id, mid.id, kind, float(c.psi), float(weight), c.reason, at)
+        graph.add_edge(edge)
+        touched.edges.append(edge)
+        touched.nodes[mid.id] = mid
+
+
+def leaf_embedding_or_none(vec: np.ndarray | None) -> np.ndarray | None:
+    """Normalise a possibly missing embedding to float32 unit norm."""
+    if vec is None:
+        return None
+    v = np.asarray(vec, dtype=np.float32).reshape(-1)
+    n = float(np.linalg.norm(v))
+    return v if n == 0.0 else v / n

@@ -1,0 +1,225 @@
+"""The ports: one ``Protocol`` per dependency the engine talks to.
+
+Real implementations and test fakes both implement these protocols; nothing is
+monkeypatched. ``Embedder``, ``Judge``, ``Store``, ``TokenCounter`` and ``Clock``
+are injected into :class:`~personatree.api.PersonaTree`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .types import Edge, LeafDraft, Level, Node, Observation, Route, Summary, Verdict
+
+__all__ = [
+    "Embedder",
+    "Judge",
+    "Store",
+    "TokenCounter",
+    "Clock",
+    "ChangeSet",
+    "JournalEvent",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    @property
+    def name(self) -> str:
+        """A stable identifier of the model (stored with the embeddings)."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts in batches.
+
+        Parameters
+        ----------
+        texts : sequence of str
+
+        Returns
+        -------
+        ndarray of shape (len(texts), dim), float32, rows of unit norm
+        """
+        ...
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Extraction, validation (ψ), routing and summarization."""
+
+    @property
+    def name(self) -> str:
+        """Identifier of the judge (recorded with its decisions)."""
+        ...
+
+    def extract(self, observations: Sequence[Observation]) -> list[list[LeafDraft]]:
+        """Typed leaf drafts for each observation (one list per observation, same order)."""
+        ...
+
+    def validate(self, pairs: Sequence[tuple[Node, Node, float]]) -> list[Verdict]:
+        """Label each (leaf, candidate parent, cosine similarity) as support / conflict / unrelated."""
+        ...
+
+    def route(self, query: str) -> Route:
+        """Predict the abstraction level and schema constraints a query needs."""
+        ...
+
+    def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
+        """Summarize supporting nodes into a claim of ``schema_type`` at ``level``."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way the target model's tokenizer does."""
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text``."""
+        ...
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """The source of "now" (injected so tests are deterministic)."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEvent:
+    """One entry of a user's operation journal, replayed in order by ``rebuild``.
+
+    Attributes
+    ----------
+    kind : str
+        ``"observe"`` (payload ``observation_id``), ``"forget"`` (payload ``node_id``),
+        ``"consolidate"`` (payload: the applied plan's summary) and others added by
+        later components.
+    payload : Mapping
+        JSON-serializable data.
+    at : datetime
+        The logical time of the operation.
+    seq : int
+        Position in the journal, assigned by the store (0 before storing).
+    """
+
+    kind: str
+    payload: Mapping[str, Any]
+    at: datetime
+    seq: int = 0
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """Everything one public call writes for one user, committed in one transaction.
+
+    Attributes
+    ----------
+    user_id : str
+    observations : list of Observation
+        New observations to append to the verbatim log.
+    upsert_nodes : list of Node
+        Nodes created or changed.
+    delete_nodes : list of str
+        Node ids to delete (with their embeddings and incident edges).
+    upsert_edges : list of Edge
+        Edges created (or replaced: same src, dst).
+    delete_edges : list of tuple of str
+        (src, dst) pairs to delete.
+    events : list of JournalEvent
+        Journal entries to append.
+    expected_version : int or None
+        When set, the commit is refused with ``StaleStateError`` unless the user's
+        stored version equals it.
+    """
+
+    user_id: str
+    observations: list[Observation] = field(default_factory=list)
+    upsert_nodes: list[Node] = field(default_factory=list)
+    delete_nodes: list[str] = field(default_factory=list)
+    upsert_edges: list[Edge] = field(default_factory=list)
+    delete_edges: list[tuple[str, str]] = field(default_factory=list)
+    events: list[JournalEvent] = field(default_factory=list)
+    expected_version: int | None = None
+
+    def is_empty(self) -> bool:
+        """True when the change writes nothing."""
+        return not (
+            self.observations or self.upsert_nodes or self.delete_nodes
+            or self.upsert_edges or self.delete_edges or self.events
+        )
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable storage of observations, nodes, edges and the journal, for many users.
+
+    Every ``commit`` is atomic: after a crash either all of a change set is stored
+    or none of it is. Each user has a version counter that every commit increments,
+    so caches and plans can tell when they are stale.
+    """
+
+    def users(self) -> list[str]:
+        """Ids of all users with stored data, sorted."""
+        ...
+
+    def version(self, user_id: str) -> int:
+        """The user's version counter (0 when nothing is stored)."""
+        ...
+
+    def existing_observations(self, user_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are already in the user's log."""
+        ...
+
+    def observations(self, user_id: str, ids: Sequence[str] | None = None) -> list[Observation]:
+        """Observations of a user in log order (all, or those with the given ids)."""
+        ...
+
+    def load_graph(self, user_id: str) -> tuple[list[Node], list[Edge]]:
+        """All nodes (with embeddings) and edges of a user."""
+        ...
+
+    def events(self, user_id: str) -> list[JournalEvent]:
+        """The user's journal in order."""
+        ...
+
+    def commit(self, change: ChangeSet) -> int:
+        """Apply a change set atomically and return the user's new version.
+
+        Raises
+        ------
+        StaleStateError
+            If ``change.expected_version`` is set and differs from the stored version.
+        StoreBusyError
+            If the store stayed locked past the configured wait.
+        """
+        ...
+
+    def delete_user(self, user_id: str) -> None:
+        """Remove every row of a user (observations, nodes, edges, journal, caches)."""
+        ...
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a store-wide metadata value (watermarks, settings)."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a store-wide metadata value."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files."""
+        ...

@@ -1,0 +1,73 @@
+"""Storage backends implementing :class:`~personatree.ports.Store`.
+
+* :class:`SQLiteStore` — the default: one SQLite file (WAL, fsync on commit) for many users.
+* :class:`MemoryStore` — an in-process fake with identical semantics, for tests.
+* :func:`open_store` — pick one from a URL.
+
+Both stores also offer, beyond the protocol: ``load_graph_with_version``,
+``cache_get/cache_put/cache_delete``, ``counts``, ``checksum``, ``integrity_check`` and
+``vacuum``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ConfigError
+from .memory import MemoryStore
+from .migrate import latest_version
+from .sqlite import SQLiteStore
+
+__all__ = ["SQLiteStore", "MemoryStore", "open_store", "latest_version"]
+
+
+def open_store(url: str | Path, *, busy_timeout_s: float = 10.0) -> SQLiteStore | MemoryStore:
+    """Open a store from a URL or a filesystem path.
+
+    Parameters
+    ----------
+    url : str or Path
+        ``memory://`` for an in-memory store; ``sqlite:///relative.db`` or
+        ``sqlite:////abs/path.db`` (SQLAlchemy style: three slashes then the path);
+        or a plain filesystem path to a SQLite file. ``postgresql://`` is reserved.
+    busy_timeout_s : float
+        Lock wait for SQLite writers (see :class:`SQLiteStore`).
+
+    Returns
+    -------
+    SQLiteStore or MemoryStore
+
+    Raises
+    ------
+    ConfigError
+        For an empty URL, an unknown scheme, an in-memory SQLite URL, or PostgreSQL
+        (not available yet).
+    MigrationError, StoreError
+        If the SQLite file cannot be used.
+    """
+    if isinstance(url, Path):
+        return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError(f"store URL must be a non-empty string, got {url!r}")
+    if "://" not in url:
+        return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if scheme == "memory":
+        if rest.strip("/"):
+            raise ConfigError(f"memory:// takes no path, got {url!r}")
+        return MemoryStore()
+    if scheme == "sqlite":
+        if not rest.startswith("/") or rest == "/":
+            raise ConfigError(f"expected sqlite:///relative.db or sqlite:////abs/path.db, got {url!r}")
+        path = rest[1:]  # sqlite:///x.db -> x.db ; sqlite:////abs/x.db -> /abs/x.db
+        if path in ("", ":memory:") or path.startswith("file:"):
+            raise ConfigError(f"{url!r} does not name a database file (use memory:// for an in-memory store)")
+        return SQLiteStore(path, busy_timeout_s=busy_timeout_s)
+    if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
+        raise ConfigError(
+            "PostgreSQL store not available yet: use a SQLite path, sqlite:///file.db or memory://"
+        )
+    raise ConfigError(
+        f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, sqlite:///file.db or memory://"
+    )

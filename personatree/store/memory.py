@@ -1,0 +1,319 @@
+"""``MemoryStore``: an in-process fake of :class:`~personatree.ports.Store` for fast tests.
+
+It keeps the very row tuples the SQLite store writes (:mod:`personatree.store.codec`)
+and decodes them on every read, so both stores validate, normalise and copy values the
+same way: callers can never mutate stored state through a returned object, and
+whatever one store refuses the other refuses too. A commit is applied to a copy of the
+user's state and swapped in at the end, so a refused commit leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Sequence
+
+from ..errors import StaleStateError, StoreError
+from ..ports import ChangeSet, JournalEvent
+from ..types import Edge, Node, Observation
+from . import codec
+
+__all__ = ["MemoryStore"]
+
+Row = tuple[Any, ...]
+
+
+@dataclass
+class _UserState:
+    version: int = 0
+    obs_seq: int = 0
+    event_seq: int = 0
+    observations: dict[str, Row] = field(default_factory=dict)  # id -> row, in seq order
+    nodes: dict[str, Row] = field(default_factory=dict)  # id -> row, first-insertion order
+    edges: dict[tuple[str, str], Row] = field(default_factory=dict)
+    events: list[Row] = field(default_factory=list)
+
+    def copy(self) -> "_UserState":
+        # Rows are immutable tuples of immutable values, so copying the containers suffices.
+        return _UserState(
+            self.version, self.obs_seq, self.event_seq,
+            dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
+        )
+
+
+class MemoryStore:
+    """An in-memory :class:`~personatree.ports.Store` with the SQLite store's semantics.
+
+    Thread-safe (one lock). Nothing survives the process.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._users: dict[str, _UserState] = {}
+        self._meta: dict[str, str] = {}
+        self._cache: dict[tuple[str, str, str], str] = {}
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(users={len(self._users)})"
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the memory store is closed")
+
+    def close(self) -> None:
+        """Mark the store closed (its data is dropped)."""
+        with self._lock:
+            self._closed = True
+            self._users.clear()
+            self._meta.clear()
+            self._cache.clear()
+
+    # -- reads ------------------------------------------------------------------------
+
+    def users(self) -> list[str]:
+        """Ids of all users with stored data, sorted."""
+        with self._lock:
+            self._check_open()
+            return sorted(self._users)
+
+    def version(self, user_id: str) -> int:
+        """The user's version counter (0 when nothing is stored)."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return 0 if st is None else st.version
+
+    def existing_observations(self, user_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are already in the user's log."""
+        codec.check_text(user_id, "user_id")
+        wanted = codec.check_ids(ids, "ids")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return set() if st is None else {i for i in wanted if i in st.observations}
+
+    def observations(self, user_id: str, ids: Sequence[str] | None = None) -> list[Observation]:
+        """Observations of a user in log order (all, or those with the given ids; unknown ids are skipped)."""
+        codec.check_text(user_id, "user_id")
+        wanted = None if ids is None else set(codec.check_ids(ids, "ids"))
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            rows = [] if st is None else [
+                r for i, r in st.observations.items() if wanted is None or i in wanted
+            ]
+        return [codec.decode_observation(r) for r in rows]
+
+    def load_graph(self, user_id: str) -> tuple[list[Node], list[Edge]]:
+        """All nodes (with embeddings, in first-insertion order) and edges of a user."""
+        nodes, edges, _ = self.load_graph_with_version(user_id)
+        return nodes, edges
+
+    def load_graph_with_version(self, user_id: str) -> tuple[list[Node], list[Edge], int]:
+        """Nodes, edges and the version they belong to, read atomically."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id) or _UserState()
+            node_rows, edge_rows, version = list(st.nodes.values()), list(st.edges.values()), st.version
+        return codec.decode_nodes(node_rows), codec.decode_edges(edge_rows), version
+
+    def events(self, user_id: str) -> list[JournalEvent]:
+        """The user's journal in order."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            rows = [] if st is None else list(st.events)
+        return [codec.decode_event(r) for r in rows]
+
+    # -- writes -----------------------------------------------------------------------
+
+    def commit(self, change: ChangeSet) -> int:
+        """Apply a change set atomically and return the user's new version.
+
+        Same semantics as :meth:`personatree.store.SQLiteStore.commit`.
+
+        Raises
+        ------
+        InputError
+            If the change set is malformed.
+        StaleStateError
+            If ``change.expected_version`` is set and differs from the stored version.
+        StoreError
+            If an edge references a node that does not exist; nothing is written.
+        """
+        prep = codec.prepare_change(change)
+        uid = prep.user_id
+        with self._lock:
+            self._check_open()
+            old = self._users.get(uid)
+            current = 0 if old is None else old.version
+            if prep.expected_version is not None and prep.expected_version != current:
+                raise StaleStateError(
+                    f"user {uid!r} is at version {current}, the change expected "
+                    f"{prep.expected_version}; reload and retry"
+                )
+            if prep.empty:
+                return current
+            st = _UserState() if old is None else old.copy()
+            for row in prep.observations:
+                if row[1] not in st.observations:
+                    st.obs_seq += 1
+                    st.observations[row[1]] = (row[0], row[1], st.obs_seq, *row[3:])
+            for pair in prep.delete_edges:
+                st.edges.pop(pair, None)
+            if prep.delete_nodes:
+                gone = set(prep.delete_nodes)
+                st.edges = {k: v for k, v in st.edges.items() if k[0] not in gone and k[1] not in gone}
+                for node_id in prep.delete_nodes:
+                    st.nodes.pop(node_id, None)
+            for row in prep.upsert_nodes:
+                st.nodes[row[1]] = row
+            for row in prep.upsert_edges:
+                if row[1] not in st.nodes or row[2] not in st.nodes:
+                    raise StoreError(
+                        "commit refused: an edge references a node that does not exist for this user "
+                        "(FOREIGN KEY constraint failed); nothing was written"
+                    )
+                st.edges[(row[1], row[2])] = row
+            for row in prep.events:
+                st.event_seq += 1
+                st.events.append((row[0], st.event_seq, *row[2:]))
+            st.version = current + 1
+            self._users[uid] = st
+            return st.version
+
+    def delete_user(self, user_id: str) -> None:
+        """Remove every row of a user, including the user's cache rows (unknown users: no-op)."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            self._users.pop(user_id, None)
+            for k in [k for k in self._cache if k[0] == user_id]:
+                del self._cache[k]
+
+    def vacuum(self) -> None:
+        """Nothing to reclaim in memory (kept for interface parity)."""
+        self._check_open()
+
+    # -- meta and caches ----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a store-wide metadata value (``None`` when unset)."""
+        codec.check_text(key, "key")
+        with self._lock:
+            self._check_open()
+            return self._meta.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a store-wide metadata value."""
+        codec.check_text(key, "key", nonempty=True)
+        codec.check_text(value, "value")
+        with self._lock:
+            self._check_open()
+            self._meta[key] = value
+
+    def cache_get(self, namespace: str, key: str, *, user_id: str | None = None) -> str | None:
+        """Read a cached value (``None`` when absent); ``user_id`` scopes it to a user."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        codec.check_text(key, "key")
+        with self._lock:
+            self._check_open()
+            return self._cache.get((scope, namespace, key))
+
+    def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
+        """Write (or replace) a cached value."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace", nonempty=True)
+        codec.check_text(key, "key")
+        codec.check_text(value, "value")
+        with self._lock:
+            self._check_open()
+            self._cache[(scope, namespace, key)] = value
+
+    def cache_delete(self, namespace: str, key: str | None = None, *, user_id: str | None = None) -> int:
+        """Delete one cached entry, or a whole namespace when ``key`` is None; returns the count."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        if key is not None:
+            codec.check_text(key, "key")
+        with self._lock:
+            self._check_open()
+            doomed = [
+                k for k in self._cache
+                if k[0] == scope and k[1] == namespace and (key is None or k[2] == key)
+            ]
+            for k in doomed:
+                del self._cache[k]
+            return len(doomed)
+
+    # -- inspection -------------------------------------------------------------------
+
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
+        """Rows per table, for one user or for the whole store (same keys as SQLite)."""
+        with self._lock:
+            self._check_open()
+            if user_id is None:
+                states = list(self._users.values())
+                out = {
+                    "users": len(states),
+                    "observations": sum(len(s.observations) for s in states),
+                    "nodes": sum(len(s.nodes) for s in states),
+                    "edges": sum(len(s.edges) for s in states),
+                    "journal": sum(len(s.events) for s in states),
+                    "cache": len(self._cache),
+                    "meta": len(self._meta),
+                }
+                return out
+            codec.check_text(user_id, "user_id")
+            st = self._users.get(user_id)
+            cache = sum(1 for k in self._cache if k[0] == user_id)
+            if st is None:
+                return {"users": 0, "observations": 0, "nodes": 0, "edges": 0, "journal": 0, "cache": cache}
+            return {
+                "users": 1,
+                "observations": len(st.observations),
+                "nodes": len(st.nodes),
+                "edges": len(st.edges),
+                "journal": len(st.events),
+                "cache": cache,
+            }
+
+    def checksum(self, user_id: str) -> str:
+        """Store-independent SHA-256 of the user's data (see :func:`personatree.store.codec.digest`)."""
+        with self._lock:  # re-entrant: one consistent view across the three reads
+            nodes, edges, _ = self.load_graph_with_version(user_id)
+            return codec.digest(self.observations(user_id), nodes, edges, self.events(user_id))
+
+    def integrity_check(self) -> list[str]:
+        """Problems found (empty when healthy): dangling edges and log counters."""
+        problems: list[str] = []
+        with self._lock:
+            self._check_open()
+            for uid, st in self._users.items():
+                for src, dst in st.edges:
+                    if src not in st.nodes or dst not in st.nodes:
+                        problems.append(f"edge {src!r}->{dst!r} of user {uid!r} references a missing node")
+                if st.observations and max(r[2] for r in st.observations.values()) > st.obs_seq:
+                    problems.append(f"user {uid!r}: observation counter behind the log")
+        return problems
+
+
+def _scope(user_id: str | None) -> str:
+    if user_id is None:
+        return ""
+    return codec.check_text(user_id, "user_id", nonempty=True)
+

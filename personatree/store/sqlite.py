@@ -1,0 +1,605 @@
+"""The default store: one SQLite file for many users (stdlib ``sqlite3``).
+
+Durability and concurrency choices, and why:
+
+* WAL journal with ``synchronous=FULL``: every acknowledged commit is fsynced to the
+  WAL, so a crash or SIGKILL loses nothing that ``commit`` returned for (NORMAL could
+  lose the last commits on power loss).
+* Writes take the lock up front with ``BEGIN IMMEDIATE``; a deferred transaction that
+  later upgrades to a writer can fail with SQLITE_BUSY without waiting. The wait is
+  bounded by ``busy_timeout_s``; beyond it :class:`~personatree.errors.StoreBusyError`.
+* Reads run in a (deferred) transaction too, so ``load_graph`` sees one snapshot of
+  nodes and edges even while other processes write.
+* One connection per thread (and a fresh set after ``fork``): sqlite3 connections must
+  not be shared across processes, and per-thread connections let threads read in
+  parallel under WAL.
+* ``foreign_keys=ON`` makes dangling edges impossible; ``secure_delete=ON`` zeroes
+  deleted content so that ``delete_user`` followed by :meth:`SQLiteStore.vacuum`
+  leaves none of the user's bytes in the file.
+
+Write order inside one commit (the same in every store): observations, delete_edges,
+delete_nodes (with incident edges), upsert_nodes, upsert_edges, events. Deletes come
+before upserts, so everything named in an upsert list exists after the commit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Iterator, Sequence
+
+from ..errors import ConfigError, StaleStateError, StoreBusyError, StoreError
+from ..ports import ChangeSet, JournalEvent
+from ..types import Edge, Node, Observation
+from . import codec
+from .codec import EDGE_COLUMNS, EVENT_COLUMNS, NODE_COLUMNS, OBSERVATION_COLUMNS
+from .migrate import is_busy, latest_version, migrate
+
+__all__ = ["SQLiteStore"]
+
+# SQLite's default limit on bound parameters is 32766 (3.32+); stay far below it.
+_CHUNK = 500
+
+_USER_TABLES = ("observations", "nodes", "edges", "journal")
+
+
+def _cols(columns: Sequence[str]) -> str:
+    return ", ".join(columns)
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+_INSERT_OBS = f"INSERT INTO observations ({_cols(OBSERVATION_COLUMNS)}) VALUES ({_marks(len(OBSERVATION_COLUMNS))})"
+_UPSERT_NODE = (
+    f"INSERT INTO nodes ({_cols(NODE_COLUMNS)}) VALUES ({_marks(len(NODE_COLUMNS))}) "
+    "ON CONFLICT (user_id, id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in NODE_COLUMNS[2:])
+)
+_UPSERT_EDGE = (
+    f"INSERT INTO edges ({_cols(EDGE_COLUMNS)}) VALUES ({_marks(len(EDGE_COLUMNS))}) "
+    "ON CONFLICT (user_id, src, dst) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in EDGE_COLUMNS[3:])
+)
+_INSERT_EVENT = f"INSERT INTO journal ({_cols(EVENT_COLUMNS)}) VALUES ({_marks(len(EVENT_COLUMNS))})"
+_SELECT_OBS = f"SELECT {_cols(OBSERVATION_COLUMNS)} FROM observations"
+_SELECT_NODES = f"SELECT {_cols(NODE_COLUMNS)} FROM nodes WHERE user_id = ? ORDER BY rowid"
+_SELECT_EDGES = f"SELECT {_cols(EDGE_COLUMNS)} FROM edges WHERE user_id = ? ORDER BY rowid"
+_SELECT_EVENTS = f"SELECT {_cols(EVENT_COLUMNS)} FROM journal WHERE user_id = ? ORDER BY seq"
+
+
+def _now() -> str:
+    return codec.encode_time(datetime.now(timezone.utc))
+
+
+class SQLiteStore:
+    """A :class:`~personatree.ports.Store` in one SQLite file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created with its parent folders when missing).
+    busy_timeout_s : float
+        How long a write waits for another writer's lock before
+        :class:`~personatree.errors.StoreBusyError`.
+
+    Raises
+    ------
+    ConfigError
+        If ``busy_timeout_s`` is not a positive finite number.
+    MigrationError
+        If the file was written by a newer personatree, or migrating it failed.
+    StoreError
+        If the file cannot be opened or is not a SQLite database.
+
+    Notes
+    -----
+    Thread-safe; usable from several processes at once. Use as a context manager or
+    call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = 10.0) -> None:
+        if (
+            isinstance(busy_timeout_s, bool)
+            or not isinstance(busy_timeout_s, (int, float))
+            or not math.isfinite(busy_timeout_s)
+            or busy_timeout_s <= 0
+        ):
+            raise ConfigError(f"busy_timeout_s must be a positive number of seconds, got {busy_timeout_s!r}")
+        self._path = Path(path).expanduser()
+        self._busy = float(busy_timeout_s)
+        self._closed = False
+        self._pid = os.getpid()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._registry = threading.Lock()
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for the store {self._path}: {exc}") from None
+        try:
+            conn = self._conn()
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{self._path}: SQLite refused WAL mode (journal_mode={mode})")
+            migrate(conn)
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._error(exc) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    @property
+    def busy_timeout_s(self) -> float:
+        """The configured lock wait in seconds."""
+        return self._busy
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self._path)!r})"
+
+    def __enter__(self) -> "SQLiteStore":
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                str(self._path), timeout=self._busy, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        try:
+            # Per-connection settings (not stored in the file).
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA secure_delete = ON")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._error(exc) from exc
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"the store {self._path} is closed")
+        if os.getpid() != self._pid:
+            # A forked child must never touch the parent's connections (SQLite forbids
+            # it); drop them without closing and start afresh.
+            self._pid = os.getpid()
+            self._local = threading.local()
+            self._conns = []
+            self._registry = threading.Lock()
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._registry:
+                self._conns.append(conn)
+        return conn
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        """Translate a sqlite3 error into the library's exception tree."""
+        msg = str(exc)
+        if is_busy(exc):
+            return StoreBusyError(
+                f"the store {self._path} stayed locked by another writer for more than "
+                f"{self._busy:g} s (busy_timeout_s); retry later or raise busy_timeout_s"
+            )
+        if isinstance(exc, sqlite3.IntegrityError) and "FOREIGN KEY" in msg:
+            return StoreError(
+                "commit refused: an edge references a node that does not exist for this user "
+                "(FOREIGN KEY constraint failed); nothing was written"
+            )
+        if "not a database" in msg or "malformed" in msg:
+            return StoreError(f"{self._path} is not a usable personatree SQLite store: {msg}")
+        return StoreError(f"SQLite error on {self._path}: {msg}")
+
+    @contextmanager
+    def _tx(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        """One transaction: ``BEGIN IMMEDIATE`` for writes, a snapshot for reads.
+
+        Any exception rolls everything back; sqlite3 errors are translated.
+        """
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if isinstance(exc, sqlite3.Error):
+                raise self._error(exc) from exc
+            raise
+
+    def close(self) -> None:
+        """Close every connection this store opened (idempotent)."""
+        self._closed = True
+        if os.getpid() != self._pid:
+            return
+        with self._registry:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()
+
+    def schema_version(self) -> int:
+        """The schema version of the file (``PRAGMA user_version``)."""
+        with self._tx(write=False) as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- reads ------------------------------------------------------------------------
+
+    def users(self) -> list[str]:
+        """Ids of all users with stored data, sorted (by code point, as ``sorted``)."""
+        with self._tx(write=False) as conn:
+            return [r[0] for r in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
+
+    def version(self, user_id: str) -> int:
+        """The user's version counter (0 when nothing is stored)."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            return self._version(conn, user_id)
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection, user_id: str) -> int:
+        row = conn.execute("SELECT version FROM users WHERE user_id = ?", (user_id,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    @staticmethod
+    def _existing(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            sql = f"SELECT id FROM observations WHERE user_id = ? AND id IN ({_marks(len(chunk))})"
+            found.update(r[0] for r in conn.execute(sql, (user_id, *chunk)))
+        return found
+
+    def existing_observations(self, user_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` are already in the user's log."""
+        codec.check_text(user_id, "user_id")
+        wanted = list(dict.fromkeys(codec.check_ids(ids, "ids")))
+        with self._tx(write=False) as conn:
+            return self._existing(conn, user_id, wanted)
+
+    def observations(self, user_id: str, ids: Sequence[str] | None = None) -> list[Observation]:
+        """Observations of a user in log order (all, or those with the given ids; unknown ids are skipped)."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            if ids is None:
+                rows = conn.execute(f"{_SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
+            else:
+                wanted = list(dict.fromkeys(codec.check_ids(ids, "ids")))
+                rows = []
+                for i in range(0, len(wanted), _CHUNK):
+                    chunk = wanted[i : i + _CHUNK]
+                    sql = f"{_SELECT_OBS} WHERE user_id = ? AND id IN ({_marks(len(chunk))})"
+                    rows.extend(conn.execute(sql, (user_id, *chunk)))
+                rows.sort(key=lambda r: r[2])
+        return [codec.decode_observation(r) for r in rows]
+
+    def load_graph(self, user_id: str) -> tuple[list[Node], list[Edge]]:
+        """All nodes (with embeddings, in first-insertion order) and edges of a user."""
+        nodes, edges, _ = self.load_graph_with_version(user_id)
+        return nodes, edges
+
+    def load_graph_with_version(self, user_id: str) -> tuple[list[Node], list[Edge], int]:
+        """Nodes, edges and the version they belong to, read from one snapshot.
+
+        A cache keyed by the returned version is exact: a concurrent commit cannot slip
+        between reading the graph and reading the version.
+        """
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            version = self._version(conn, user_id)
+            node_rows = conn.execute(_SELECT_NODES, (user_id,)).fetchall()
+            edge_rows = conn.execute(_SELECT_EDGES, (user_id,)).fetchall()
+        return codec.decode_nodes(node_rows), codec.decode_edges(edge_rows), version
+
+    def events(self, user_id: str) -> list[JournalEvent]:
+        """The user's journal in order."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            rows = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
+        return [codec.decode_event(r) for r in rows]
+
+    # -- writes -----------------------------------------------------------------------
+
+    def commit(self, change: ChangeSet) -> int:
+        """Apply a change set in one transaction and return the user's new version.
+
+        Observations whose id is already logged are skipped (idempotent ingestion); the
+        others get the next log positions. An empty change set writes nothing and
+        returns the current version (after the ``expected_version`` check).
+
+        Raises
+        ------
+        InputError
+            If the change set is malformed (checked before the store is touched).
+        StaleStateError
+            If ``change.expected_version`` is set and differs from the stored version.
+        StoreBusyError
+            If another writer held the lock past ``busy_timeout_s``.
+        StoreError
+            If SQLite refused the change (e.g. an edge to a missing node); nothing is
+            written.
+        """
+        prep = codec.prepare_change(change)
+        now = _now()
+        uid = prep.user_id
+        with self._tx(write=True) as conn:
+            row = conn.execute(
+                "SELECT version, obs_seq, event_seq FROM users WHERE user_id = ?", (uid,)
+            ).fetchone()
+            current, obs_seq, event_seq = (0, 0, 0) if row is None else row
+            if prep.expected_version is not None and prep.expected_version != current:
+                raise StaleStateError(
+                    f"user {uid!r} is at version {current}, the change expected "
+                    f"{prep.expected_version}; reload and retry"
+                )
+            if prep.empty:
+                return int(current)
+            if row is None:
+                conn.execute(
+                    "INSERT INTO users (user_id, version, obs_seq, event_seq, created_at, updated_at) "
+                    "VALUES (?, 0, 0, 0, ?, ?)",
+                    (uid, now, now),
+                )
+            if prep.observations:
+                known = self._existing(conn, uid, [r[1] for r in prep.observations])
+                fresh = [r for r in prep.observations if r[1] not in known]
+                conn.executemany(
+                    _INSERT_OBS,
+                    [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)],
+                )
+                obs_seq += len(fresh)
+            if prep.delete_edges:
+                conn.executemany(
+                    "DELETE FROM edges WHERE user_id = ? AND src = ? AND dst = ?",
+                    [(uid, s, d) for s, d in prep.delete_edges],
+                )
+            if prep.delete_nodes:
+                params = [(uid, n) for n in prep.delete_nodes]
+                # Explicit rather than relying on ON DELETE CASCADE alone: the same
+                # statements work on stores without foreign keys.
+                conn.executemany("DELETE FROM edges WHERE user_id = ? AND src = ?", params)
+                conn.executemany("DELETE FROM edges WHERE user_id = ? AND dst = ?", params)
+                conn.executemany("DELETE FROM nodes WHERE user_id = ? AND id = ?", params)
+            if prep.upsert_nodes:
+                conn.executemany(_UPSERT_NODE, prep.upsert_nodes)
+            if prep.upsert_edges:
+                conn.executemany(_UPSERT_EDGE, prep.upsert_edges)
+            if prep.events:
+                conn.executemany(
+                    _INSERT_EVENT,
+                    [(r[0], event_seq + i + 1, *r[2:]) for i, r in enumerate(prep.events)],
+                )
+                event_seq += len(prep.events)
+            new_version = int(current) + 1
+            conn.execute(
+                "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, updated_at = ? WHERE user_id = ?",
+                (new_version, obs_seq, event_seq, now, uid),
+            )
+        return new_version
+
+    def delete_user(self, user_id: str) -> None:
+        """Remove every row of a user: log, nodes, edges, journal, version and the
+        user's cache rows. Unknown users are a no-op.
+
+        Deleted content is zeroed in place (``secure_delete``); call :meth:`vacuum`
+        afterwards to also drop it from the WAL and shrink the file.
+        """
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=True) as conn:
+            for table in ("edges", "nodes", "observations", "journal", "cache", "users"):
+                conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
+
+    def vacuum(self) -> None:
+        """Rebuild the file and truncate the WAL, so deleted data leaves the disk.
+
+        Raises
+        ------
+        StoreBusyError
+            If other connections kept the WAL from being truncated.
+        """
+        conn = self._conn()
+        try:
+            conn.execute("VACUUM")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        if busy:
+            raise StoreBusyError(
+                f"vacuum of {self._path} could not truncate the WAL: other connections are "
+                "reading; retry when they are idle"
+            )
+
+    # -- meta and caches ----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a store-wide metadata value (``None`` when unset)."""
+        codec.check_text(key, "key")
+        with self._tx(write=False) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a store-wide metadata value."""
+        codec.check_text(key, "key", nonempty=True)
+        codec.check_text(value, "value")
+        with self._tx(write=True) as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def cache_get(self, namespace: str, key: str, *, user_id: str | None = None) -> str | None:
+        """Read a cached value (``None`` when absent).
+
+        Parameters
+        ----------
+        namespace : str
+            The cache (e.g. ``"llm"``, ``"watermark"``).
+        key : str
+            The entry.
+        user_id : str, optional
+            Scope the entry to a user, so that ``delete_user`` removes it. Caches that
+            hold a user's text must be scoped.
+        """
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        codec.check_text(key, "key")
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                "SELECT value FROM cache WHERE user_id = ? AND namespace = ? AND key = ?",
+                (scope, namespace, key),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
+        """Write (or replace) a cached value; see :meth:`cache_get`."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace", nonempty=True)
+        codec.check_text(key, "key")
+        codec.check_text(value, "value")
+        with self._tx(write=True) as conn:
+            conn.execute(
+                "INSERT INTO cache (user_id, namespace, key, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (user_id, namespace, key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                (scope, namespace, key, value, _now()),
+            )
+
+    def cache_delete(self, namespace: str, key: str | None = None, *, user_id: str | None = None) -> int:
+        """Delete one cached entry, or a whole namespace when ``key`` is None.
+
+        Returns
+        -------
+        int
+            How many entries were removed.
+        """
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        with self._tx(write=True) as conn:
+            if key is None:
+                cur = conn.execute("DELETE FROM cache WHERE user_id = ? AND namespace = ?", (scope, namespace))
+            else:
+                codec.check_text(key, "key")
+                cur = conn.execute(
+                    "DELETE FROM cache WHERE user_id = ? AND namespace = ? AND key = ?", (scope, namespace, key)
+                )
+            return int(cur.rowcount)
+
+    # -- inspection -------------------------------------------------------------------
+
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
+        """Rows per table, for one user or for the whole store.
+
+        For a user the keys are ``users`` (0 or 1), ``observations``, ``nodes``,
+        ``edges``, ``journal``, ``cache``; the whole store adds ``meta``. Compare two
+        calls (and :meth:`checksum`) to assert that a refused call changed nothing.
+        """
+        with self._tx(write=False) as conn:
+            if user_id is None:
+                tables = ("users", *_USER_TABLES, "cache", "meta")
+                return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+            codec.check_text(user_id, "user_id")
+            return {
+                t: int(conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = ?", (user_id,)).fetchone()[0])
+                for t in ("users", *_USER_TABLES, "cache")
+            }
+
+    def checksum(self, user_id: str) -> str:
+        """A store-independent SHA-256 of the user's observations, nodes, edges and journal
+        (see :func:`personatree.store.codec.digest`); equal data gives equal digests in
+        every store."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            obs = conn.execute(f"{_SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
+            nodes = conn.execute(_SELECT_NODES, (user_id,)).fetchall()
+            edges = conn.execute(_SELECT_EDGES, (user_id,)).fetchall()
+            events = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
+        return codec.digest(
+            [codec.decode_observation(r) for r in obs],
+            [codec.decode_node(r) for r in nodes],
+            [codec.decode_edge(r) for r in edges],
+            [codec.decode_event(r) for r in events],
+        )
+
+    def integrity_check(self) -> list[str]:
+        """Problems found in the file; an empty list means healthy.
+
+        Runs SQLite's ``integrity_check`` and ``foreign_key_check`` plus our own
+        checks: the schema version, edges whose ends are missing, rows without a user
+        row, and log counters behind the stored positions.
+        """
+        problems: list[str] = []
+        with self._tx(write=False) as conn:
+            result = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+            if result != ["ok"]:
+                problems.extend(f"integrity_check: {r}" for r in result)
+            for table, rowid, parent, _fk in conn.execute("PRAGMA foreign_key_check"):
+                problems.append(f"foreign_key_check: {table} row {rowid} points to a missing {parent} row")
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version != latest_version():
+                problems.append(f"schema version {version}, expected {latest_version()}")
+            for uid, src, dst in conn.execute(
+                "SELECT e.user_id, e.src, e.dst FROM edges e "
+                "LEFT JOIN nodes a ON a.user_id = e.user_id AND a.id = e.src "
+                "LEFT JOIN nodes b ON b.user_id = e.user_id AND b.id = e.dst "
+                "WHERE a.id IS NULL OR b.id IS NULL"
+            ):
+                problems.append(f"edge {src!r}->{dst!r} of user {uid!r} references a missing node")
+            for table in ("observations", "nodes", "journal"):
+                n = conn.execute(
+                    f"SELECT count(*) FROM {table} t WHERE NOT EXISTS "
+                    "(SELECT 1 FROM users u WHERE u.user_id = t.user_id)"
+                ).fetchone()[0]
+                if n:
+                    problems.append(f"{n} {table} rows belong to no user row")
+            for uid, counter, top in conn.execute(
+                "SELECT u.user_id, u.obs_seq, max(o.seq) FROM users u JOIN observations o "
+                "ON o.user_id = u.user_id GROUP BY u.user_id HAVING max(o.seq) > u.obs_seq"
+            ):
+                problems.append(f"user {uid!r}: observation counter {counter} behind seq {top}")
+            for uid, counter, top in conn.execute(
+                "SELECT u.user_id, u.event_seq, max(j.seq) FROM users u JOIN journal j "
+                "ON j.user_id = u.user_id GROUP BY u.user_id HAVING max(j.seq) > u.event_seq"
+            ):
+                problems.append(f"user {uid!r}: journal counter {counter} behind seq {top}")
+        return problems
+
+
+def _scope(user_id: str | None) -> str:
+    # '' is the unscoped cache; a real user id must therefore be non-empty.
+    if user_id is None:
+        return ""
+    return codec.check_text(user_id, "user_id", nonempty=True)
+

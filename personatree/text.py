@@ -1,0 +1,1075 @@
+"""Small pure text utilities used by the offline judge.
+
+Everything here is a pure function of its input (no models, no downloads, no global
+state beyond precompiled regexes, fixed word lists and a memo cache for lemmas), so
+the offline judge stays deterministic and cheap on the ingestion hot path.
+
+The pieces:
+
+- :func:`split_sentences` and :func:`chunk_text`: a regex sentence splitter that
+  knows abbreviations ("Dr.", "e.g."), decimals, initials, ellipses, "!?" runs,
+  emoji and newlines.
+- :func:`tokenize`, :func:`lemma`, :func:`content_lemmas`: lower-case word tokens and
+  a crude stemmer that maps "hike/hikes/hiked/hiking" to one key.
+- :func:`is_informative`: keeps what a speaker says about themself and their life,
+  drops greetings, fillers, reactions and questions to the other party.
+- :func:`analyze_stance`: polarity from a small stance/affect lexicon with negation
+  and cessation ("stopped", "no longer", "used to") handling.
+- :func:`find_time`, :func:`find_entities`, :func:`key_topic`: attributes of a leaf.
+- :func:`pattern_phrase`, :func:`format_span`, :func:`strip_summary_suffix`: turning a
+  first-person statement into a pattern phrase for summaries.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+__all__ = [
+    "Stance",
+    "STOPWORDS",
+    "split_sentences",
+    "chunk_text",
+    "normalize",
+    "tokenize",
+    "lemma",
+    "content_lemmas",
+    "has_first_person",
+    "is_question",
+    "is_informative",
+    "find_cessation",
+    "analyze_stance",
+    "find_time",
+    "find_entities",
+    "key_topic",
+    "pattern_phrase",
+    "strip_summary_suffix",
+    "format_span",
+]
+
+# --------------------------------------------------------------------------------------
+# Sentence splitting
+# --------------------------------------------------------------------------------------
+
+# Emoji and pictographs, plus the variation selector and zero-width joiner that glue
+# emoji sequences together. Built from real characters so the class is portable.
+_EMOJI_CLASS = (
+    "\U0001F000-\U0001FAFF"  # pictographs, emoticons, transport, symbols & pictographs ext.
+    "\u2600-\u27BF"  # misc symbols, dingbats
+    "\u2B00-\u2BFF"  # arrows, stars
+    "\uFE0F\u200D"
+)
+_CLOSERS = "\"'\u201d\u2019)\\]"
+
+# A boundary candidate: a run of terminators (. ! ? …), optional closing quotes or
+# brackets and trailing emoji (they belong to the sentence they end), followed by
+# whitespace or the end; or an emoji run on its own followed by whitespace.
+_END_RE = re.compile(
+    rf"(?P<term>[.!?\u2026]+)[{_CLOSERS}]*(?:\s*[{_EMOJI_CLASS}]+)*(?=\s|$)"
+    rf"|(?P<emo>[{_EMOJI_CLASS}]+)(?=\s)"
+)
+_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,3}[.)])\s+")
+_SPACE_RE = re.compile(r"\s+")
+
+# Abbreviations after which a period never ends a sentence (titles and Latin forms
+# are nearly always followed by more of the same sentence).
+_NO_SPLIT_ABBR = frozenset(
+    """dr mr mrs ms mx prof sr jr st mt ft rev gen col capt lt sgt vs v e.g eg i.e ie
+    cf no nos fig approx ca al etc.al dept est vol pp ph.d""".split()
+)
+# Abbreviations that may end a sentence: split after them only when the next word is
+# capitalised (handled by the general rule), listed so that they are not mistaken for
+# initials. Kept for documentation; the general rule covers them.
+_LETTER_RE = re.compile(r"[A-Za-z\u00C0-\u024F]")
+
+
+def _is_abbreviation(line: str, dot: int) -> bool:
+    """Whether the period at ``line[dot]`` closes an abbreviation or an initial."""
+    start = line.rfind(" ", 0, dot) + 1
+    word = line[start:dot].lstrip("(\"'\u201c\u2018")
+    if not word:
+        return False
+    low = word.lower()
+    if low in _NO_SPLIT_ABBR:
+        return True
+    # Dotted acronyms ("U.S.", "a.m.") rarely end a chat sentence; keep them whole.
+    if "." in low and all(len(part) == 1 for part in low.split(".")):
+        return True
+    # A single capital letter is an initial ("J. K. Rowling"), not a sentence end.
+    return len(word) == 1 and word.isupper()
+
+
+def _split_line(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    n = len(line)
+    for m in _END_RE.finditer(line):
+        end = m.end()
+        nxt = end
+        while nxt < n and line[nxt].isspace():
+            nxt += 1
+        if nxt >= n:
+            break  # the rest is the final sentence
+        following = line[nxt]
+        term = m.group("term")
+        if term is None:
+            # A bare emoji ends a sentence only when a capitalised word follows.
+            if not following.isupper():
+                continue
+        elif following.islower():
+            # "e.g. the", "I was thinking... maybe": a lower-case continuation.
+            # After ! or ? informal chat often goes on in lower case; split anyway.
+            if "!" not in term and "?" not in term:
+                continue
+        elif term == "." and _is_abbreviation(line, m.start("term")):
+            continue
+        piece = line[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = end
+    piece = line[start:].strip()
+    if piece:
+        out.append(piece)
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences with a regex splitter (no model, no data downloads).
+
+    Lines are split first (chat messages use newlines as separators), list bullets are
+    removed, then each line is cut after sentence terminators (``.``, ``!``, ``?``,
+    ``…`` and runs of them) that are followed by whitespace. A period does not end a
+    sentence after a known abbreviation ("Dr.", "e.g.", "vs.") or an initial ("J."), nor
+    when a lower-case word follows; decimals ("3.5") never match because no whitespace
+    follows the period. Emoji after a terminator stay with the sentence they close; a
+    bare emoji ends a sentence when a capitalised word follows.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    list of str
+        The sentences, stripped, in order; empty pieces are dropped.
+
+    Examples
+    --------
+    >>> split_sentences("I met Dr. Smith today! He's nice... We talked e.g. about 3.5 km runs.")
+    ["I met Dr. Smith today!", "He's nice...", 'We talked e.g. about 3.5 km runs.']
+    """
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = _BULLET_RE.sub("", raw, count=1).strip()
+        if line:
+            out.extend(_split_line(line))
+    return out
+
+
+def chunk_text(sentence: str, max_chars: int = 600) -> list[str]:
+    """Cut an overlong sentence into pieces of at most ``max_chars`` characters.
+
+    Cuts prefer the last clause separator (``;``, ``,``, `` - ``) before the limit,
+    then the last space, and only then a hard cut, so pieces stay readable.
+
+    Parameters
+    ----------
+    sentence : str
+        A sentence, possibly very long (run-on text without punctuation).
+    max_chars : int
+        The longest piece.
+
+    Returns
+    -------
+    list of str
+        One or more non-empty pieces (the sentence itself when short enough).
+    """
+    s = sentence.strip()
+    if len(s) <= max_chars:
+        return [s] if s else []
+    pieces: list[str] = []
+    while len(s) > max_chars:
+        window = s[: max_chars + 1]
+        cut = max(window.rfind("; "), window.rfind(", "), window.rfind(" - "))
+        if cut < max_chars // 3:
+            cut = window.rfind(" ")
+        if cut < max_chars // 3:
+            cut = max_chars
+        else:
+            cut += 1
+        head = s[:cut].strip()
+        if head:
+            pieces.append(head)
+        s = s[cut:].strip()
+    if s:
+        pieces.append(s)
+    return pieces
+
+
+# --------------------------------------------------------------------------------------
+# Tokens and lemmas
+# --------------------------------------------------------------------------------------
+
+_APOS_TABLE = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
+
+
+def normalize(text: str) -> str:
+    """Lower-case ``text`` and map typographic apostrophes to ``'``.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    return text.translate(_APOS_TABLE).lower()
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case word tokens, keeping contractions whole ("can't", "i'm").
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of str
+    """
+    return _TOKEN_RE.findall(normalize(text))
+
+
+_KEEP_S = ("ss", "us", "is", "os", "as")
+
+
+@lru_cache(maxsize=65536)
+def lemma(word: str) -> str:
+    """A crude lemma: strip possessive, plural ``s``, ``ing`` and ``ed``, a final ``e``
+    and a doubled final consonant, so "hike", "hikes", "hiked" and "hiking" (and "run",
+    "running") share one key.
+
+    It is not linguistics: it only has to make the same word in different forms
+    compare equal, cheaply and deterministically.
+
+    Parameters
+    ----------
+    word : str
+        A lower-case token.
+
+    Returns
+    -------
+    str
+    """
+    w = word
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ing") and len(w) >= 6:
+        w = w[:-3]
+    elif w.endswith("ed") and len(w) >= 5:
+        w = w[:-2]
+    elif w.endswith("es") and len(w) >= 5 and w[-3] in "sxz":
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(_KEEP_S):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w
+
+
+# --------------------------------------------------------------------------------------
+# Word lists
+# --------------------------------------------------------------------------------------
+
+STOPWORDS: frozenset[str] = frozenset(
+    """a an the and or but if so as of at by for with about against between into through
+    during before after above below to from up down in out on off over under again further
+    then once here there when where why how all any both each few more most other some such
+    nor only own same than too very s t can will just don should now this that these those
+    is are was were be been being have has had having do does did doing would could might
+    must shall may it its it's itself he him his himself she her hers herself they them their
+    theirs themselves what which who whom whose i me my mine myself we us our ours ourselves
+    you your yours yourself yourselves i'm i've i'd i'll we're we've we'd we'll you're you've
+    you'd you'll he's she's they're they've that's what's there's here's who's let's it'll
+    that'll there'll also even still just really quite pretty much many lot lots bit kind sort
+    thing things stuff something anything everything nothing someone anyone everyone one ones
+    like yeah yes no not gonna wanna gotta got get gets getting u ur im ive id dont cant isn't
+    aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't haven't
+    hasn't hadn't via per etc way ways well oh ah cause 'cause because since while""".split()
+)
+
+_FIRST_PERSON = frozenset(
+    "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
+)
+_SECOND_PERSON = frozenset(
+    "you your yours yourself yourselves you're you've you'd you'll u ur ya".split()
+)
+
+# Reactions, greetings and politeness: words that carry no information about the
+# speaker's life on their own ("Wow, that's so cool!").
+_FILLERS = frozenset(
+    """hey hi hello hiya heya yo howdy thanks thank thx ty lol lmao haha hahaha hehe wow omg
+    ok okay k yep yup nope sure cool great awesome nice good glad amazing sweet fun
+    interesting see talk soon later bye goodbye congrats congratulations agree totally
+    absolutely definitely indeed exactly right true sounds sound sounded wonderful fantastic
+    brilliant aw aww hmm um uh anyway anyways welcome pleasure luck wish wishes cheers
+    incredible impressive lovely beautiful happy hear heard guess suppose mean tbh btw
+    whoa yay hooray gosh jeez wonder guts look looks looked seem seems seemed must've idea
+    pic pics photo photos picture pictures""".split()
+)
+
+# Greeting and politeness phrases removed before counting content words.
+_FILLER_PHRASE_RE = re.compile(
+    r"\b(?:take care|talk (?:to you )?soon|see (?:you|ya)(?: (?:soon|later|around))?|"
+    r"by the way|good to (?:see|hear from) you|nice to (?:see|meet) you|how are you|"
+    r"how have you been|how's it going|what's up|take a look|check (?:it|this) out|"
+    r"no worries|my pleasure|you're welcome|good luck|best of luck|have fun|"
+    r"great job|good job|well done|nice work|keep it up|thanks? (?:so much|a lot)|"
+    r"of course|for sure|i know right|me too|same here|i agree|i hope so|i think so|"
+    r"that's (?:so |really |very )?(?:great|cool|awesome|amazing|nice|sweet|wonderful)|"
+    r"i'm (?:so )?(?:glad|happy) (?:to hear|for you))\b"
+)
+
+_INTENSIFIERS = frozenset(
+    """really very so too quite pretty super totally absolutely just still even always usually
+    often sometimes never ever actually definitely kinda sorta lot lots much more most less
+    bit little all some truly honestly seriously literally basically probably maybe perhaps
+    especially mostly almost already again""".split()
+)
+
+# High-frequency verbs that rarely name the topic of a sentence.
+_LIGHT_VERBS = frozenset(
+    """go goes going went gone get gets got getting gotten have has had having do does did
+    doing done make makes made making take takes took taken taking be been being am is are
+    was were feel feels felt feeling think thinks thought thinking want wants wanted wanting
+    need needs needed try tries tried trying keep keeps kept start starts started starting
+    come comes came coming know knew known say says said tell told see saw seen look looks
+    looked looking seem seems seemed let put gonna wanna gotta use using give gave find found
+    help helped helps plan plans planned planning hope hoped hoping decided decide able""".split()
+)
+
+_TIME_WORDS = frozenset(
+    """yesterday today tonight tomorrow last next week weeks weekend weekends month months year
+    years day days morning mornings night nights evening afternoon ago recently lately time
+    times every each monday tuesday wednesday thursday friday saturday sunday january february
+    march april june july august september october november december summer winter spring
+    autumn fall currently now nowadays soon earlier later once twice hour hours minute minutes
+    daily weekly monthly yearly""".split()
+)
+
+# Predicate adjectives that govern the real topic through a preposition
+# ("allergic to peanuts", "keen on counseling").
+_PRED_ADJ = frozenset(
+    """allergic afraid scared keen interested fond proud tired sick addicted good bad great
+    used close excited nervous worried passionate busy thankful grateful""".split()
+)
+
+# Stance verbs and nouns: an explicit like/dislike of something.
+_STANCE_POS = frozenset(
+    """love loves loved loving adore adores adored enjoy enjoys enjoyed enjoying prefer prefers
+    preferred favorite favourite favorites favourites fan fans passionate obsessed fond keen
+    appreciate appreciates appreciated""".split()
+)
+_STANCE_NEG = frozenset(
+    """hate hates hated hating dislike dislikes disliked detest detests loathe loathes despise
+    despises""".split()
+)
+# "like" is also a preposition ("feels like"); it is a stance verb only after these.
+_LIKE_SUBJECTS = frozenset(
+    """i we they really also do don't didn't doesn't dont didnt still totally actually always
+    kinda definitely genuinely truly to would i'd we'd just honestly""".split()
+)
+_LIKE_FORMS = frozenset("like likes liked".split())
+
+_AFFECT_POS = frozenset(
+    """happy glad excited exciting proud great amazing awesome wonderful fantastic fun
+    enjoyable beautiful inspiring inspired grateful thankful relaxed relaxing calm calming
+    peaceful good better best thrilled blessed lucky joy joyful nice cool powerful accepted
+    supportive helpful delighted pleased content satisfied comfortable confident healthy
+    fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
+    lovely stoked pumped motivated energized hopeful free relief""".split()
+)
+_AFFECT_NEG = frozenset(
+    """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
+    afraid frustrated frustrating annoyed annoying tired exhausted lonely bored boring awful
+    terrible horrible bad worse worst painful pain hurt hurts sick ill injury injured sore
+    miserable depressed depressing difficult tough struggling struggle struggled
+    disappointed disappointing overwhelmed swamped fear scary broke heartbroken grief
+    crying cried rough exhausting drained burnt burned sucks hated""".split()
+)
+
+_NEGATORS = frozenset(
+    """not no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't haven't
+    hasn't hadn't wouldn't shouldn't couldn't nor neither nobody none nothing dont doesnt didnt
+    cant wont isnt arent wasnt werent havent hasnt wouldnt shouldnt couldnt ain't""".split()
+)
+# Negations of these verbs say nothing about the topic ("I don't know", "can't wait").
+_NEG_EXEMPT = frozenset(
+    """know think wait believe mind worry forget sure only doubt just mean matter remember
+    lie kidding help""".split()
+)
+# "can't wait" is eager anticipation: positive.
+_POSITIVE_NEGATED = frozenset({"wait"})
+_NEG_WINDOW = 3
+
+# Cessation: the speaker no longer does / holds what a pattern says. The fixed-width
+# lookbehinds keep "got used to it" / "I'm used to" from counting.
+_CESSATION_RE = re.compile(
+    r"\b(?:stopped|quit|quitting|quits|gave up|give up|given up|giving up|no longer|"
+    r"not anymore|anymore|any more|(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )"
+    r"(?<!getting )used to|lost interest|lose interest|grew out of|grown out of|"
+    r"got tired of|sick of|fed up|over it)\b"
+)
+# A negator right before a cessation verb cancels it ("I never stopped", "can't quit").
+_CESSATION_CANCEL_RE = re.compile(
+    r"(?:\b(?:not|never|don't|didn't|can't|cannot|won't|couldn't|wouldn't|dont|didnt|cant|wont)"
+    r"\s+(?:\w+\s+)?)$"
+)
+
+
+# --------------------------------------------------------------------------------------
+# Person, questions, informativeness
+# --------------------------------------------------------------------------------------
+
+
+def has_first_person(tokens: list[str]) -> bool:
+    """Whether the tokens contain a first-person pronoun ("I", "my", "we", "I'm", ...).
+
+    Parameters
+    ----------
+    tokens : list of str
+        Output of :func:`tokenize`.
+
+    Returns
+    -------
+    bool
+    """
+    return not _FIRST_PERSON.isdisjoint(tokens)
+
+
+_TRAIL_RE = re.compile(rf"[\s{_CLOSERS}{_EMOJI_CLASS}.!]+$")
+
+
+def is_question(sentence: str) -> bool:
+    """Whether a sentence is a question (ends with ``?``, ignoring emoji and quotes).
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    bool
+    """
+    s = sentence.rstrip()
+    if s.endswith("?"):
+        return True
+    return "?" in s[-6:] and _TRAIL_RE.sub("", s).endswith("?")
+
+
+def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
+    """Whether a sentence says something about the speaker or their life.
+
+    Rules, applied in order (inclusive on purpose: a dropped sentence is lost evidence,
+    a kept one only costs a leaf):
+
+    1. No letters (emoji only, numbers only) → drop.
+    2. A question is kept only when it is about the speaker: it has a first-person
+       pronoun and no second-person one ("Should I move to Berlin?"); questions to the
+       other party ("How have you been?", "What about you?") are dropped.
+    3. A statement led by "you"/"your" without any first-person pronoun is about the
+       other party ("You'd be a great counselor!") → drop.
+    4. Greeting/politeness phrases ("good to see you", "take care") are removed; the
+       remaining content words are the tokens that are not stopwords, fillers
+       ("wow", "thanks", "lol", "cool") or intensifiers. Keep when there is at least
+       one content word and either a first-person pronoun, a stance or affect word
+       ("Swimming is fun."), or at least two content words ("The kids loved the beach
+       trip."). So "Hey Mel!", "Thanks!", "That's so cool!" are dropped.
+
+    Parameters
+    ----------
+    sentence : str
+    tokens : list of str, optional
+        ``tokenize(sentence)`` when the caller already has it.
+
+    Returns
+    -------
+    bool
+    """
+    if _LETTER_RE.search(sentence) is None:
+        return False
+    toks = tokens if tokens is not None else tokenize(sentence)
+    if not toks:
+        return False
+    first_person = has_first_person(toks)
+    if is_question(sentence):
+        return first_person and _SECOND_PERSON.isdisjoint(toks)
+    if toks[0] in _SECOND_PERSON and not first_person:
+        return False
+    low = normalize(sentence)
+    if _FILLER_PHRASE_RE.search(low) is not None:
+        toks = tokenize(_FILLER_PHRASE_RE.sub(" ", low))
+        first_person = has_first_person(toks)
+    n_content = 0
+    sentiment = False
+    last = ""
+    for t in toks:
+        if t in _STANCE_POS or t in _STANCE_NEG or t in _AFFECT_NEG:
+            sentiment = True
+            n_content += 1
+        elif t in STOPWORDS or t in _FILLERS or t in _INTENSIFIERS:
+            # "Swimming is fun.": a positive reaction word still marks an opinion.
+            sentiment = sentiment or t in _AFFECT_POS
+        else:
+            sentiment = sentiment or t in _AFFECT_POS
+            n_content += 1
+            last = t
+    if n_content == 0:
+        return False
+    if first_person or n_content >= 2:
+        return True
+    # A lone capitalised content word is a vocative ("Great, Melanie!"), not content.
+    return sentiment and not (last and last[:1].upper() + last[1:] in sentence[1:])
+
+
+# --------------------------------------------------------------------------------------
+# Stance: polarity, negation, cessation
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stance:
+    """The speaker's stance in one sentence.
+
+    Attributes
+    ----------
+    polarity : int
+        -1, 0 or +1: the overall stance (explicit stance words weigh double the
+        general affect words; cessation forces -1).
+    stance : int
+        Net explicit like/dislike after negation ("don't like" → -1), clipped to ±1.
+    affect : int
+        Net general affect after negation ("not happy" → -1), clipped to ±1.
+    negated : bool
+        Any negation word occurs (exempt phrases like "I don't know" excluded).
+    free_negation : bool
+        A negation that did not flip a stance/affect word and is not part of a
+        cessation phrase: it negates the statement itself ("I don't have kids").
+    cessation : bool
+        A cessation phrase occurs ("stopped", "quit", "gave up", "no longer",
+        "anymore", "used to"), not cancelled by a negator ("never stopped").
+    """
+
+    polarity: int
+    stance: int
+    affect: int
+    negated: bool
+    free_negation: bool
+    cessation: bool
+
+
+def find_cessation(text: str) -> str | None:
+    """The first cessation phrase in ``text``, or ``None``.
+
+    Cessation verbs flip the stance toward an ongoing pattern: "I stopped hiking",
+    "I don't hike anymore", "I used to love hiking", "I quit my job". A negator right
+    before the verb cancels it ("I never stopped running", "I can't quit coffee").
+
+    Parameters
+    ----------
+    text : str
+        Any text (normalised internally).
+
+    Returns
+    -------
+    str or None
+        The matched phrase, lower-case.
+    """
+    low = normalize(text)
+    for m in _CESSATION_RE.finditer(low):
+        if not _cancelled(low, m.start()):
+            return m.group(0)
+    return None
+
+
+def _cancelled(low: str, start: int) -> bool:
+    return _CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None
+
+
+def _cessation_state(low: str) -> tuple[bool, bool]:
+    # (an uncancelled cessation phrase occurs, a cancelled one occurs)
+    cancelled = False
+    for m in _CESSATION_RE.finditer(low):
+        if _cancelled(low, m.start()):
+            cancelled = True
+        else:
+            return True, cancelled
+    return False, cancelled
+
+
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
+    """Polarity of a sentence from a small stance/affect lexicon with negation.
+
+    Explicit stance words ("love", "enjoy", "prefer", "fan", "hate", "dislike",
+    "can't stand", "sick of") count ±2, general affect words ("happy", "stressed",
+    "awful") ±1. A negator within three tokens before a word flips it ("don't like",
+    "not happy", "not a fan"); negations of "know/think/mind/worry..." are ignored and
+    "can't wait" counts as positive. A cessation phrase (:func:`find_cessation`)
+    forces polarity -1: "I used to love hiking" is a negative stance toward hiking now.
+
+    Parameters
+    ----------
+    text : str
+    tokens : list of str, optional
+        ``tokenize(text)`` when the caller already has it.
+
+    Returns
+    -------
+    Stance
+    """
+    toks = tokens if tokens is not None else tokenize(text)
+    stance = 0
+    affect = 0
+    negated = False
+    free_neg = False
+    last_neg = -100
+    neg_used = True
+    prev = ""
+    for i, t in enumerate(toks):
+        if t in _NEGATORS:
+            nxt = toks[i + 1] if i + 1 < len(toks) else ""
+            if nxt in _NEG_EXEMPT:
+                if nxt in _POSITIVE_NEGATED:
+                    affect += 1
+                prev = t
+                continue
+            if not neg_used:
+                free_neg = True  # the previous negator flipped nothing
+            negated = True
+            last_neg = i
+            neg_used = False
+            prev = t
+            continue
+        s = 0
+        is_stance = False
+        if t in _STANCE_POS:
+            s, is_stance = 1, True
+        elif t in _STANCE_NEG:
+            s, is_stance = -1, True
+        elif t in _LIKE_FORMS and prev in _LIKE_SUBJECTS:
+            s, is_stance = 1, True
+        elif t == "stand" and prev in ("can't", "cannot", "cant", "couldn't"):
+            s, is_stance = -1, True
+            neg_used = True  # the negator is part of the phrase, not a flip
+            last_neg = -100
+        elif t in ("sick", "tired") and i + 1 < len(toks) and toks[i + 1] == "of":
+            s, is_stance = -1, True
+        elif t in _AFFECT_POS:
+            s = 1
+        elif t in _AFFECT_NEG:
+            s = -1
+        if s:
+            if i - last_neg <= _NEG_WINDOW and not neg_used:
+                s = -s
+                neg_used = True
+            if is_stance:
+                stance += s
+            else:
+                affect += s
+        prev = t
+    if not neg_used:
+        free_neg = True
+    cessation = False
+    if "used" in toks or _maybe_cessation(toks):
+        found, cancelled = _cessation_state(normalize(text))
+        cessation = found
+        if cancelled and not cessation:
+            stance += 1  # "I never stopped running": a positive stance toward it
+        if cessation or cancelled:
+            # "no longer"/"not anymore" negators belong to the cessation phrase, and a
+            # cancelled cessation ("never stopped") is a double negative: continuation.
+            free_neg = False
+    stance = _sign(stance)
+    affect = _sign(affect)
+    polarity = -1 if cessation else _sign(2 * stance + affect)
+    return Stance(polarity, stance, affect, negated, free_neg, cessation)
+
+
+_CESSATION_TRIGGERS = frozenset(
+    """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
+    grown tired sick fed over""".split()
+)
+
+
+def _maybe_cessation(tokens: list[str]) -> bool:
+    # Cheap pre-check so the cessation regex only runs when a trigger word occurs.
+    return not _CESSATION_TRIGGERS.isdisjoint(tokens)
+
+
+# --------------------------------------------------------------------------------------
+# Time expressions and entities
+# --------------------------------------------------------------------------------------
+
+_NUM = (
+    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a few|few|a couple(?: of)?|couple of|several)"
+)
+_UNIT = r"(?:days?|weeks?|months?|years?|hours?|minutes?|decades?)"
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+)
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_PERIOD = (
+    r"(?:night|week|weekend|month|year|summer|winter|spring|fall|autumn|morning|afternoon|"
+    r"evening|semester|time)"
+)
+_YEAR = r"(?:19|20)\d{2}"
+_TIME_RE = re.compile(
+    r"\b(?:"
+    rf"{_NUM}\s+{_UNIT}\s+ago"
+    r"|the day before yesterday|the other day|over the weekend|earlier today"
+    rf"|(?:last|this|next|past|previous)\s+(?:{_PERIOD}|{_DAY})"
+    rf"|(?:in|on|since|during|by|until|from|early|late|mid|last|this|next)\s+{_MONTH}"
+    rf"(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+{_YEAR})?"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?"
+    rf"|(?:january|february|april|june|july|august|september|october|november|december)"
+    rf"(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+{_YEAR})?"
+    rf"|(?:on\s+)?{_DAY}(?:\s+(?:morning|afternoon|evening|night))?"
+    rf"|(?:every|each)\s+(?:other\s+)?(?:day|morning|night|evening|week|weekend|month|year|{_DAY})"
+    r"|yesterday|today|tonight|tomorrow|recently|lately|these days|nowadays"
+    r"|when i was (?:a kid|a child|young|little|younger|a teenager|\d+)"
+    rf"|(?:in|since|during|by|from|until)\s+{_YEAR}|{_YEAR}"
+    r")\b",
+    re.IGNORECASE,
+)
+
+
+def find_time(text: str) -> str | None:
+    """The first time expression in ``text``, verbatim, or ``None``.
+
+    Recognises relative expressions ("yesterday", "last week", "two weeks ago", "the
+    other day", "this summer"), months with optional day and year ("in March",
+    "May 7, 2023", "7 May 2023"), weekdays ("on Friday"), frequencies ("every
+    morning"), life periods ("when I was a kid") and years ("2022", "since 2019").
+    The bare months "may" and "march" need a preposition or a day so that the verbs
+    do not match.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str or None
+    """
+    m = _TIME_RE.search(text.translate(_APOS_TABLE))
+    return m.group(0) if m else None
+
+
+_ENTITY_RE = re.compile(
+    r"(?<![\w'])(?:[A-Z][\w'&\-]*(?:\s+[A-Z][\w'&\-]*)*)"
+    r"|(?<![\w.])\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|%)?(?![\w])"
+)
+_POSSESSIVE_RE = re.compile(r"'s$|'$")
+_PRONOUN_CAPS = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
+
+
+def find_entities(text: str) -> list[str]:
+    """Capitalised names and places, and numbers, in order of appearance, deduplicated.
+
+    A capitalised run of words is a candidate ("Anna", "New York", "LGBTQ"). "I" and
+    its contractions are skipped, possessive "'s" is stripped, and the sentence-initial
+    word, which is capitalised anyway, is dropped when it is a function word, filler or
+    time word, or a lone word that is not all-caps (so "The kids", "Painting's fun" give
+    nothing but "Hey Anna" gives "Anna" and "LGBTQ groups" gives "LGBTQ"). Numbers
+    ("10k", "3.5", "2022", "7th") are kept as they are.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of str
+    """
+    s = text.translate(_APOS_TABLE)
+    lead = len(s) - len(s.lstrip(" \"'([*-\u201c"))
+    out: list[str] = []
+    seen: set[str] = set()
+    for m in _ENTITY_RE.finditer(s):
+        ent = m.group(0)
+        if ent[0].isdigit():
+            pass
+        else:
+            words = [_POSSESSIVE_RE.sub("", w) for w in ent.split()]
+            if m.start() <= lead:
+                # The sentence-initial word is capitalised anyway: keep it only when it
+                # starts a multi-word name or is an acronym.
+                first = words[0]
+                low = first.lower()
+                if (low in STOPWORDS or low in _FILLERS or low in _TIME_WORDS
+                        or low in _INTENSIFIERS or first in _PRONOUN_CAPS):
+                    words = words[1:]
+                elif len(words) == 1 and not (first.isupper() and len(first) > 1):
+                    words = []
+            words = [w for w in words if w and w not in _PRONOUN_CAPS]
+            # Function words stranded inside a run ("Thanks Mel And") are not names.
+            while words and words[-1].lower() in STOPWORDS:
+                words.pop()
+            if not words:
+                continue
+            ent = " ".join(words)
+            if ent.lower() in _FILLERS:
+                continue
+        if ent not in seen:
+            seen.add(ent)
+            out.append(ent)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Topic
+# --------------------------------------------------------------------------------------
+
+_TOPIC_SKIP = (
+    STOPWORDS
+    | _FILLERS
+    | _INTENSIFIERS
+    | _LIGHT_VERBS
+    | _TIME_WORDS
+    | _PRED_ADJ
+    | _STANCE_POS
+    | _STANCE_NEG
+    | _AFFECT_POS
+    | _AFFECT_NEG
+    | _NEGATORS
+    | _FIRST_PERSON
+    | _SECOND_PERSON
+    | _CESSATION_TRIGGERS
+    | _LIKE_FORMS
+    | frozenset("stand stop used anymore longer ago".split())
+)
+
+
+def key_topic(tokens: list[str], max_words: int = 3) -> str:
+    """A short lower-case key phrase naming what a sentence is about.
+
+    Heuristic, no parser: split the tokens into runs of consecutive content words,
+    where stopwords, stance/affect words, light verbs ("go", "have", "feel"), time
+    words, intensifiers, negators and predicate adjectives ("allergic", "keen") break
+    runs; numbers are ignored. The longest run wins, the first on ties, cut to
+    ``max_words``. This picks the object of the stance verb ("I love hiking in the
+    mountains" → "hiking"), the governed noun ("I'm allergic to peanuts" →
+    "peanuts") or the main noun phrase ("I went to a LGBTQ support group" →
+    "lgbtq support group").
+
+    Parameters
+    ----------
+    tokens : list of str
+        Output of :func:`tokenize`.
+    max_words : int
+        Longest phrase.
+
+    Returns
+    -------
+    str
+        The phrase, or ``""`` when the sentence has no content word.
+    """
+    best: list[str] = []
+    run: list[str] = []
+    for t in tokens:
+        if t in _TOPIC_SKIP or t.isdigit() or len(t) < 2:
+            if len(run) > len(best):
+                best = run
+            run = []
+        else:
+            run.append(t)
+    if len(run) > len(best):
+        best = run
+    return " ".join(best[:max_words])
+
+
+def content_lemmas(tokens: list[str]) -> frozenset[str]:
+    """Lemmas of the content words: what two statements can share topically.
+
+    Stopwords, stance/affect words, light verbs, time words, intensifiers, negators and
+    pronouns are left out, so "I love hiking" and "I stopped hiking" share exactly
+    ``{"hik"}``.
+
+    Parameters
+    ----------
+    tokens : list of str
+        Output of :func:`tokenize`.
+
+    Returns
+    -------
+    frozenset of str
+    """
+    return frozenset(lemma(t) for t in tokens if t not in _TOPIC_SKIP and not t.isdigit() and len(t) > 1)
+
+
+# --------------------------------------------------------------------------------------
+# Pattern phrasing for summaries
+# --------------------------------------------------------------------------------------
+
+_SUFFIX_RE = re.compile(r"\s*\(\d+ mentions?(?:,[^)]*)?\)\s*$")
+_LEADING_FILLER_RE = re.compile(
+    r"^(?:(?:well|so|yeah|yes|oh|honestly|actually|anyway|and|but|also|haha|lol|ok|okay|"
+    r"you know|to be honest|tbh|btw|by the way)\b[,!.]?\s+)+",
+    re.IGNORECASE,
+)
+_TRAILING_PUNCT_RE = re.compile(rf"[\s.!?,;:\u2026{_EMOJI_CLASS}]+$")
+_IRREGULAR_3SG = {
+    "have": "has", "do": "does", "go": "goes", "am": "is", "be": "is", "don't": "doesn't",
+    "dont": "doesn't", "haven't": "hasn't", "can": "can", "can't": "can't", "will": "will",
+    "won't": "won't", "would": "would", "could": "could", "should": "should", "might": "might",
+    "must": "must", "was": "was", "wasn't": "wasn't", "did": "did", "didn't": "didn't",
+    "had": "had", "may": "may", "cannot": "cannot", "wouldn't": "wouldn't", "couldn't": "couldn't",
+    "need": "needs", "used": "used",
+}
+_ADVERBS = frozenset(
+    """really usually always often never also still just absolutely totally truly sometimes
+    rarely actually definitely mostly generally normally typically honestly seriously
+    recently finally already currently kinda basically even""".split()
+)
+_OBJECT_PRONOUNS = (
+    (re.compile(r"\bmy\b", re.IGNORECASE), "their"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themself"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "theirs"),
+    (re.compile(r"\bme\b"), "them"),
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI\b"), "they"),
+)
+_SUBJECT_RE = re.compile(
+    r"^(?:i\s+am|i'm|im)\s+(?:(?:currently|still|really|so|very|just|now)\s+)*"
+    r"|^(?:i've|i\s+have)\s+been\s+"
+    r"|^(?:i've|i\s+have)\s+(?=\w+ed\b|got\b|gotten\b|had\b|done\b|seen\b|made\b|taken\b|been\b|become\b|grown\b|run\b|never\b|always\b|just\b|finally\b|recently\b)"
+    r"|^i\s+",
+    re.IGNORECASE,
+)
+
+
+def _third_person(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR_3SG:
+        return _IRREGULAR_3SG[low]
+    if "'" in low or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low in _PAST_IRREGULAR:
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_PAST_IRREGULAR = frozenset(
+    """went was were had did got made saw took ran came gave found felt thought told said
+    bought brought caught taught left met paid sent spent stood understood won wrote read
+    began drank drove ate fell flew forgot grew heard hid kept knew led lost meant put quit
+    rode rang rose sang sat slept spoke swam threw wore became built chose""".split()
+)
+
+
+def strip_summary_suffix(text: str) -> str:
+    """Remove a trailing "(N mentions, span)" suffix from a summary.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    return _SUFFIX_RE.sub("", text)
+
+
+def pattern_phrase(sentence: str) -> str:
+    """Turn a first-person statement into a subject-less pattern phrase.
+
+    Strips leading discourse fillers ("Well,", "Yeah,") and the first-person subject,
+    conjugating the verb to the third person: "I love hiking in the mountains." →
+    "Loves hiking in the mountains"; "I'm allergic to peanuts" → "Allergic to
+    peanuts"; "I'm a nurse" → "Is a nurse"; "I've been feeling stressed" → "Feeling
+    stressed"; "I really enjoy jazz" → "Really enjoys jazz"; "I went to Paris" →
+    "Went to Paris". Remaining first-person words become neutral third person ("my"
+    → "their", "me" → "them"). Statements without a first-person subject ("The kids
+    loved the beach trip.") are kept as they are. Trailing punctuation and emoji are
+    removed and the first letter capitalised.
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    str
+    """
+    s = _TRAILING_PUNCT_RE.sub("", strip_summary_suffix(sentence.translate(_APOS_TABLE).strip()))
+    s = _LEADING_FILLER_RE.sub("", s)
+    m = _SUBJECT_RE.match(s)
+    if m is not None:
+        subject = m.group(0).lower().split()
+        rest = s[m.end():]
+        if subject[0] in ("i'm", "im", "am") or subject[:2] == ["i", "am"]:
+            first = rest.split(" ", 1)[0].lower()
+            if first in ("a", "an", "the", "one", "not", "no", "from", "in", "at", "on"):
+                rest = "is " + rest  # "I'm a nurse" → "Is a nurse"
+        elif subject == ["i"]:
+            words = rest.split(" ")
+            # Skip adverbs ("I really love") and conjugate the verb that follows.
+            for j, w in enumerate(words):
+                if w.lower() in _ADVERBS and j + 1 < len(words):
+                    continue
+                words[j] = _third_person(w)
+                break
+            rest = " ".join(words)
+        elif subject[-1] != "been":
+            rest = "has " + rest  # "I've got two kids" → "Has got two kids"
+        s = rest
+    for pattern, repl in _OBJECT_PRONOUNS:
+        s = pattern.sub(repl, s)
+    s = s.strip()
+    return s[:1].upper() + s[1:] if s else s
+
+
+def format_span(t_first: datetime, t_last: datetime) -> str:
+    """A compact month span: "Mar 2024", "Mar–Jun 2024" or "Nov 2023–Feb 2024".
+
+    Parameters
+    ----------
+    t_first, t_last : datetime
+        The first and last time (order-insensitive).
+
+    Returns
+    -------
+    str
+    """
+    a, b = (t_first, t_last) if t_first <= t_last else (t_last, t_first)
+    if (a.year, a.month) == (b.year, b.month):
+        return f"{a:%b %Y}"
+    if a.year == b.year:
+        return f"{a:%b}\u2013{b:%b %Y}"
+    return f"{a:%b %Y}\u2013{b:%b %Y}"
