@@ -40,6 +40,7 @@ from .errors import (
     UnknownUserError,
 )
 from .graph import MemoryGraph
+from .judge import OfflineJudge
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
 from .schema import SchemaRegistry, SchemaType
 from .types import (
@@ -101,6 +102,7 @@ __all__ = [
     "ChangeSet",
     "JournalEvent",
     "SentenceTransformerEmbedder",
+    "OfflineJudge",
     "HashingEmbedder",
     "SystemClock",
     "FixedClock",

@@ -197,8 +197,8 @@ class PersonaTree:
         return check_id(user_id, "user_id", self.config.limits)
 
     def _load(self, user_id: str) -> _Cached:
-        version = self.store.version(user_id)
-        nodes, edges = self.store.load_graph(user_id)
+        # One snapshot for rows and version: a cache can never be newer than its version.
+        nodes, edges, version = self.store.load_graph_with_version(user_id)
         g = MemoryGraph(user_id)
         for n in nodes:
             g.add_node(n)
@@ -571,7 +571,7 @@ class PersonaTree:
                 "orphans": len(g.orphans()),
                 "support_edges": sum(1 for _ in g.edges(EdgeKind.SUPPORT)),
                 "conflict_edges": sum(1 for _ in g.edges(EdgeKind.CONFLICT)),
-                "observations": len(self.store.observations(uid)),
+                "observations": int(self.store.counts(uid)["observations"]),
                 "version": self._state(uid).version,
             }
 

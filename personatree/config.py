@@ -134,6 +134,35 @@ class ConsolidationConfig(_Frozen):
         Above this many orphans, clustering works on reduced dimensions in chunks.
     seed : int
         Seed for every random choice.
+    selection_epsilon : float
+        HDBSCAN ``cluster_selection_epsilon``: clusters closer than this mixed distance
+        are not split further (keeps one pattern said in varied words as one cluster).
+    min_cohesion : float
+        Mean pairwise cosine similarity a cluster's members need to form a mid (an
+        absolute gate: HDBSCAN's density is relative, so it finds "clusters" in noise).
+    member_similarity : float
+        Cluster members less similar than this to the cluster centroid stay orphans.
+    knn : int
+        Neighbours per leaf in the bounded-memory path (above ``max_exact``).
+    reduced_dim : int
+        Rank of the projection that finds neighbour candidates in that path.
+    max_rounds : int
+        Clustering rounds per pass: leftover orphans are clustered again until no new
+        mid forms, so a second pass finds nothing to do (idempotence).
+    min_sessions, min_days : int
+        Distinct sessions and distinct calendar days (UTC) of evidence a mid needs
+        before root promotion (one burst is not a durable claim).
+    root_similarity : float
+        Promotable mids at least this similar are grouped into one root; a mid this
+        similar to an existing root of its chosen type joins that root.
+    decay_report : float
+        Decays of at least this much confidence are listed in a plan (information only).
+    exact_memory_mb : int
+        Memory budget of the exact clustering path (about 24·n² bytes for n orphans):
+        above it the bounded-memory path is used even below ``max_exact``.
+    coalesce_ratio : float
+        Two cohesive clusters of one mid type are one pattern cut in pieces, and are
+        joined, when their union keeps at least this share of the smaller cohesion.
     """
 
     n_min: int = Field(default=3, ge=2)
@@ -151,6 +180,18 @@ class ConsolidationConfig(_Frozen):
     merge_similarity: float = Field(default=0.92, gt=0.0, le=1.0)
     max_exact: int = Field(default=10_000, ge=100)
     seed: int = 0
+    selection_epsilon: float = Field(default=0.4, ge=0.0)
+    min_cohesion: float = Field(default=0.4, ge=-1.0, le=1.0)
+    member_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
+    knn: int = Field(default=15, ge=2, le=200)
+    reduced_dim: int = Field(default=64, ge=4, le=4096)
+    max_rounds: int = Field(default=4, ge=1, le=50)
+    min_sessions: int = Field(default=2, ge=1)
+    min_days: int = Field(default=2, ge=1)
+    root_similarity: float = Field(default=0.5, ge=-1.0, le=1.0)
+    decay_report: float = Field(default=0.02, gt=0.0, lt=1.0)
+    coalesce_ratio: float = Field(default=0.9, gt=0.0, le=1.0)
+    exact_memory_mb: int = Field(default=1024, ge=16)
 
 
 class RecallConfig(_Frozen):
@@ -168,6 +209,20 @@ class RecallConfig(_Frozen):
         How many candidates each retriever contributes before fusion.
     model : str
         Model whose tokenizer counts the budget.
+    rrf_weight : float
+        Share of the fused RRF score in relevance; the rest is the calibrated cosine,
+        which keeps relevance comparable across levels.
+    fit_floor : float
+        Level fit of a level the router gave no probability (the routed level fits 1).
+    schema_boost : float
+        Relevance multiplier for nodes of a schema type the query is about.
+    child_floor : float
+        A supporting node shown under a chosen claim is worth at least this share of
+        the claim's relevance.
+    expand_k : int
+        Supporting nodes added by one expansion (d → d+1) step.
+    access_flush_every : int
+        Recalls between write-behind flushes of recall counts and access times.
     """
 
     budget: int = Field(default=1000, ge=1)
@@ -175,6 +230,12 @@ class RecallConfig(_Frozen):
     rrf_k: int = Field(default=60, ge=1)
     pool: int = Field(default=200, ge=1)
     model: str = "gpt-4o-mini"
+    rrf_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    fit_floor: float = Field(default=0.25, ge=0.0, le=1.0)
+    schema_boost: float = Field(default=1.15, ge=1.0, le=3.0)
+    child_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    expand_k: int = Field(default=2, ge=1, le=50)
+    access_flush_every: int = Field(default=32, ge=1)
 
 
 class PersonaTreeConfig(_Frozen):

@@ -192,8 +192,32 @@ class Store(Protocol):
         """All nodes (with embeddings) and edges of a user."""
         ...
 
+    def load_graph_with_version(self, user_id: str) -> tuple[list[Node], list[Edge], int]:
+        """Nodes, edges and the version they were read at, from one consistent snapshot."""
+        ...
+
     def events(self, user_id: str) -> list[JournalEvent]:
         """The user's journal in order."""
+        ...
+
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
+        """Row counts per table (for one user, or the whole store)."""
+        ...
+
+    def checksum(self, user_id: str) -> str:
+        """A digest of everything stored for a user, equal across store kinds for equal data."""
+        ...
+
+    def cache_get(self, namespace: str, key: str, *, user_id: str | None = None) -> str | None:
+        """Read a cached value (LLM responses, watermarks); ``user_id`` scopes it for deletion."""
+        ...
+
+    def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
+        """Write a cached value."""
+        ...
+
+    def integrity_check(self) -> list[str]:
+        """Problems found in the stored data (empty when healthy)."""
         ...
 
     def commit(self, change: ChangeSet) -> int:

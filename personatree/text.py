@@ -71,17 +71,13 @@ _END_RE = re.compile(
     rf"|(?P<emo>[{_EMOJI_CLASS}]+)(?=\s)"
 )
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,3}[.)])\s+")
-_SPACE_RE = re.compile(r"\s+")
 
 # Abbreviations after which a period never ends a sentence (titles and Latin forms
 # are nearly always followed by more of the same sentence).
 _NO_SPLIT_ABBR = frozenset(
     """dr mr mrs ms mx prof sr jr st mt ft rev gen col capt lt sgt vs v e.g eg i.e ie
-    cf no nos fig approx ca al etc.al dept est vol pp ph.d""".split()
+    cf no nos fig approx ca al dept est vol pp""".split()
 )
-# Abbreviations that may end a sentence: split after them only when the next word is
-# capitalised (handled by the general rule), listed so that they are not mistaken for
-# initials. Kept for documentation; the general rule covers them.
 _LETTER_RE = re.compile(r"[A-Za-z\u00C0-\u024F]")
 
 
@@ -159,7 +155,7 @@ def split_sentences(text: str) -> list[str]:
     Examples
     --------
     >>> split_sentences("I met Dr. Smith today! He's nice... We talked e.g. about 3.5 km runs.")
-    ["I met Dr. Smith today!", "He's nice...", 'We talked e.g. about 3.5 km runs.']
+    ['I met Dr. Smith today!', "He's nice...", 'We talked e.g. about 3.5 km runs.']
     """
     out: list[str] = []
     for raw in text.splitlines():
@@ -191,21 +187,23 @@ def chunk_text(sentence: str, max_chars: int = 600) -> list[str]:
     if len(s) <= max_chars:
         return [s] if s else []
     pieces: list[str] = []
-    while len(s) > max_chars:
-        window = s[: max_chars + 1]
-        cut = max(window.rfind("; "), window.rfind(", "), window.rfind(" - "))
-        if cut < max_chars // 3:
-            cut = window.rfind(" ")
-        if cut < max_chars // 3:
-            cut = max_chars
-        else:
-            cut += 1
-        head = s[:cut].strip()
+    pos, n = 0, len(s)
+    # Walk an index instead of re-slicing the tail, so a huge message stays linear.
+    while n - pos > max_chars:
+        lo, hi = pos + max_chars // 3, pos + max_chars + 1
+        cut = max(s.rfind("; ", lo, hi), s.rfind(", ", lo, hi), s.rfind(" - ", lo, hi))
+        if cut < 0:
+            cut = s.rfind(" ", lo, hi)
+        cut = pos + max_chars if cut < 0 else cut + 1
+        head = s[pos:cut].strip()
         if head:
             pieces.append(head)
-        s = s[cut:].strip()
-    if s:
-        pieces.append(s)
+        pos = cut
+        while pos < n and s[pos].isspace():
+            pos += 1
+    tail = s[pos:].strip()
+    if tail:
+        pieces.append(tail)
     return pieces
 
 

@@ -13,7 +13,7 @@ PINNED = {
     "Observation", "Provenance", "LeafDraft", "Node", "Edge", "Verdict", "Route", "Summary",
     "InsertReport", "LeafDecision", "Explanation", "SearchHit", "MemoryGraph", "SchemaRegistry",
     "SchemaType", "Embedder", "Judge", "Store", "TokenCounter", "Clock", "ChangeSet", "JournalEvent",
-    "SentenceTransformerEmbedder", "HashingEmbedder", "SystemClock", "FixedClock", "PersonaTreeError",
+    "SentenceTransformerEmbedder", "OfflineJudge", "HashingEmbedder", "SystemClock", "FixedClock", "PersonaTreeError",
     "ConfigError", "SchemaError", "InputError", "MessageError", "QueryError", "NotFoundError",
     "UnknownUserError", "UnknownNodeError", "InvariantError", "StoreError", "StoreBusyError",
     "StaleStateError", "MigrationError", "EmbedderError", "__version__",

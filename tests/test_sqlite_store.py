@@ -4,6 +4,7 @@ several writer processes, bounded lock waits, URLs."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.synchronize
 import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
@@ -202,8 +203,9 @@ def test_delete_user_and_vacuum_leave_no_bytes(db: Path) -> None:
 # -- concurrency --------------------------------------------------------------------------------
 
 
-def _writer(path: str, tag: str, n: int) -> None:
+def _writer(path: str, tag: str, n: int, barrier: "mp.synchronize.Barrier") -> None:
     store = SQLiteStore(path, busy_timeout_s=30.0)
+    barrier.wait(timeout=60)  # start writing together, so the writers really contend
     try:
         for i in range(n):
             store.commit(_change(f"user-{tag}", i, tag))
@@ -216,7 +218,8 @@ def test_two_processes_write_one_file(db: Path) -> None:
     SQLiteStore(db).close()  # migrate once up front; the writers also race on open
     n = 50
     ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(str(db), tag, n)) for tag in ("p", "q")]
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_writer, args=(str(db), tag, n, barrier)) for tag in ("p", "q")]
     for p in procs:
         p.start()
     for p in procs:

@@ -1,7 +1,8 @@
 """One contract suite for every Store implementation.
 
-Each test runs against every factory in ``STORE_FACTORIES``; a new backend (PostgreSQL)
-joins the suite by adding one entry there, so the stores cannot drift apart.
+Each test runs against every factory in ``STORE_FACTORIES`` (in-memory fake, SQLite,
+PostgreSQL), so the stores cannot drift apart. The PostgreSQL store gets a fresh schema
+in the session's server (``tests/pg_fixtures.py``) for every test.
 """
 
 from __future__ import annotations
@@ -22,22 +23,38 @@ from personatree.errors import InputError, StaleStateError, StoreError
 from personatree.ports import ChangeSet, JournalEvent, Store
 from personatree.store import MemoryStore, SQLiteStore
 from personatree.types import Edge, EdgeKind, Level, Message, Node, Observation, Provenance
+from tests.pg_fixtures import drop_schema, fresh_schema_url, server_url
 
 T0 = datetime(2024, 3, 1, 9, 30, 15, 123456, tzinfo=timezone.utc)
 
 StoreFactory = Callable[[Path], Store]
 
+
+def _postgres(tmp: Path) -> Store:
+    from personatree.store.postgres import PostgresStore
+
+    return PostgresStore(fresh_schema_url(server_url(), "contract"), busy_timeout_s=5.0)
+
+
 STORE_FACTORIES: dict[str, StoreFactory] = {
     "memory": lambda tmp: MemoryStore(),
     "sqlite": lambda tmp: SQLiteStore(tmp / "contract.db", busy_timeout_s=5.0),
+    "postgres": _postgres,
 }
+
+
+def _dispose(s: Store) -> None:
+    s.close()
+    schema = getattr(s, "schema", None)
+    if schema is not None:  # a PostgreSQL schema of this test
+        drop_schema(f"{server_url()}{'&' if '?' in server_url() else '?'}schema={schema}")
 
 
 @pytest.fixture(params=sorted(STORE_FACTORIES))
 def store(request: pytest.FixtureRequest, tmp_path: Path):
     s = STORE_FACTORIES[request.param](tmp_path)
     yield s
-    s.close()
+    _dispose(s)
 
 
 # -- builders ------------------------------------------------------------------------------
@@ -341,8 +358,22 @@ def test_delete_user_removes_everything_and_only_that(store: Store) -> None:
     store.delete_user("alice")  # idempotent
     store.vacuum()
     assert store.integrity_check() == []
-    # A deleted user starts afresh.
-    assert store.commit(ChangeSet("alice", events=[event()])) == 1
+    # A deleted user starts afresh (with a version it never had before).
+    assert store.commit(ChangeSet("alice", events=[event()], expected_version=0)) > 1
+    assert store.events("alice") == [replace(event(), seq=1)]
+
+
+def test_versions_never_repeat_for_a_user_id(store: Store) -> None:
+    """A cache holding (user, version) must never mistake a re-created user for the old one."""
+    seen: list[int] = []
+    for _ in range(3):
+        for _ in range(2):
+            seen.append(store.commit(ChangeSet("u", events=[event()])))
+        store.delete_user("u")
+        assert store.version("u") == 0
+    assert seen == sorted(seen) and len(set(seen)) == len(seen)
+    # Other users are unaffected and keep counting from where they are.
+    assert store.commit(ChangeSet("v", events=[event()])) >= 1
 
 
 def test_tenant_isolation_of_reads(store: Store) -> None:
@@ -426,6 +457,10 @@ def test_times_are_normalised_to_utc(store: Store) -> None:
 def test_every_store_holds_the_same_data(tmp_path: Path) -> None:
     """The same change sets give equal reads and equal checksums in every store."""
     stores = [f(tmp_path) for f in STORE_FACTORIES.values()]
+    from personatree.store.postgres import PostgresStore
+
+    # PostgreSQL again with float4[] embeddings instead of pgvector: same data either way.
+    stores.append(PostgresStore(fresh_schema_url(server_url(), "contract"), vector=False))
     changes = [
         ChangeSet("u", observations=[obs("u", "o1"), obs("u", "o2", "😀")],
                   upsert_nodes=[node("u", "a"), node("u", "m", Level.MID, seed=4)],
@@ -450,4 +485,4 @@ def test_every_store_holds_the_same_data(tmp_path: Path) -> None:
             assert edges == ref_edges
     finally:
         for s in stores:
-            s.close()
+            _dispose(s)

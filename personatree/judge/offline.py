@@ -13,6 +13,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..ports import Embedder
 from ..schema import SchemaRegistry
 from ..text import (
@@ -434,11 +435,11 @@ class OfflineJudge:
 
         Raises
         ------
-        ValueError
-            If ``members`` is empty.
+        InputError
+            If ``members`` is empty (also a ``ValueError``).
         """
         if not members:
-            raise ValueError("summarize needs at least one member")
+            raise InputError("summarize needs at least one member")
         ordered = sorted(members, key=lambda n: n.id)
         medoid = ordered[_medoid_index(ordered)]
         phrase = pattern_phrase(medoid.content) or strip_summary_suffix(medoid.content).strip()

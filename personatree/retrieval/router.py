@@ -9,6 +9,7 @@ patterns, "when did …" and spelled-out dates for evidence.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import tomllib
@@ -22,7 +23,7 @@ from ..ports import Embedder
 from ..schema import default_schema_dir
 from ..types import Level, Route
 
-__all__ = ["RouterExamples", "load_examples", "cue_features", "Router", "default_router"]
+__all__ = ["RouterExamples", "load_examples", "cue_features", "Router", "default_router", "default_cache_dir"]
 
 _LABELS = {"L": Level.LEAF, "M": Level.MID, "R": Level.ROOT}
 _ORDER = (Level.LEAF, Level.MID, Level.ROOT)
@@ -119,14 +120,55 @@ class Router:
         Training data; default the shipped examples.
     C : float
         Inverse L2 regularisation of the logistic regression.
+    cache_dir : str or Path, optional
+        Where to keep the embedded examples between processes (keyed by the embedder
+        name and the examples' text), so that fitting is a sub-second logistic
+        regression; ``None`` embeds them every time.
+
+    Notes
+    -----
+    Fitting embeds ~190 short questions (0.5–1 s with MiniLM on an idle CPU, several
+    seconds on a busy one) and fits the regression (~50 ms). The vector cache makes
+    every later process's fit take well under 2 s.
     """
 
-    def __init__(self, embedder: Embedder, examples: RouterExamples | None = None, C: float = 4.0) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        examples: RouterExamples | None = None,
+        C: float = 4.0,
+        cache_dir: str | Path | None = None,
+    ) -> None:
         self.embedder = embedder
         self.examples = examples or load_examples()
         self.C = C
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._clf: Any = None
         self._x: np.ndarray | None = None
+
+    def _example_vectors(self) -> np.ndarray:
+        qs = list(self.examples.questions)
+        path = None
+        if self.cache_dir is not None:
+            name = str(getattr(self.embedder, "name", type(self.embedder).__name__))
+            key = hashlib.sha256("\x1f".join([name, *qs]).encode()).hexdigest()[:24]
+            path = self.cache_dir / f"router-{key}.npy"
+            try:
+                vecs = np.load(path)
+                if vecs.shape[0] == len(qs):
+                    return vecs
+            except (OSError, ValueError):
+                pass
+        vecs = self.embedder.embed(qs)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{threading.get_ident()}.tmp.npy")
+                np.save(tmp, vecs)
+                tmp.replace(path)  # atomic: concurrent processes never read half a file
+            except OSError:
+                pass  # a read-only home only costs the re-embedding
+        return vecs
 
     def _features(self, vectors: np.ndarray, queries: Sequence[str]) -> np.ndarray:
         cues = np.stack([cue_features(q) for q in queries]) if queries else np.zeros((0, len(_CUES)))
@@ -140,9 +182,11 @@ class Router:
     def fit(self) -> "Router":
         """Embed the examples and fit the classifier (≈1 s with MiniLM on a CPU)."""
         ex = self.examples
-        self._x = self._features(self.embedder.embed(list(ex.questions)), ex.questions)
+        self._x = self._features(self._example_vectors(), ex.questions)
         y = np.array([lv.rank for lv in ex.labels])
         self._clf = self._model().fit(self._x, y)
+        self._coef = np.asarray(self._clf.coef_, dtype=np.float64)
+        self._intercept = np.asarray(self._clf.intercept_, dtype=np.float64)
         return self
 
     def cross_validate(self, folds: int = 5, seed: int = 0) -> float:
@@ -157,16 +201,24 @@ class Router:
 
     def schema_types(self, query: str) -> tuple[str, ...]:
         """Schema types whose hint cues occur in the query, most cues first (at most 3)."""
-        q = query.lower()
-        hits = [(sum(c in q for c in cues), name) for name, cues in self.examples.hints.items()]
+        q = " " + re.sub(r"[^\w' ]+", " ", query.lower()) + " "
+        # Cues match at word starts ("son" must not fire inside "person").
+        hits = [(sum((" " + c) in q for c in cues), name) for name, cues in self.examples.hints.items()]
         return tuple(name for n, name in sorted(hits, key=lambda t: (-t[0], t[1])) if n > 0)[:3]
 
     def route_vector(self, query: str, vector: np.ndarray) -> Route:
         """Route a query whose embedding is already known (saves the ~5 ms embedding)."""
         if self._clf is None:
             self.fit()
-        x = self._features(np.asarray(vector, dtype=np.float32).reshape(1, -1), [query])
-        proba = self._clf.predict_proba(x)[0]
+        x = self._features(np.asarray(vector, dtype=np.float32).reshape(1, -1), [query])[0]
+        # The multinomial model's softmax by hand: sklearn's predict_proba spends ~50x
+        # longer validating one row than computing it, and recall runs per query.
+        if self._coef.shape[0] == len(self._clf.classes_):
+            z = self._coef @ x + self._intercept
+            e = np.exp(z - z.max())
+            proba = e / e.sum()
+        else:  # two classes only (a custom examples file): one logit
+            proba = self._clf.predict_proba(x.reshape(1, -1))[0]
         probs = {lv: 0.0 for lv in _ORDER}
         for cls, p in zip(self._clf.classes_, proba):
             probs[_ORDER[int(cls)]] = float(p)
@@ -182,11 +234,19 @@ _ROUTERS: dict[str, Router] = {}
 _ROUTERS_LOCK = threading.Lock()
 
 
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/personatree`` (default ``~/.cache/personatree``), read at call time."""
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "personatree"
+
+
 def default_router(embedder: Embedder) -> Router:
     """The fitted router for this embedder, shared in-process (fitted once per embedder name)."""
     key = str(getattr(embedder, "name", type(embedder).__name__))
     with _ROUTERS_LOCK:
         r = _ROUTERS.get(key)
         if r is None:
-            r = _ROUTERS[key] = Router(embedder).fit()
+            r = _ROUTERS[key] = Router(embedder, cache_dir=default_cache_dir()).fit()
         return r

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
-__all__ = ["LiteLLMTokenCounter", "CachedCounter", "WordCounter"]
+__all__ = ["LiteLLMTokenCounter", "CachedCounter", "WordCounter", "shared_counter", "counter_of"]
 
 
 def _litellm_counter(model: str) -> Callable[[str], int]:

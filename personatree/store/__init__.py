@@ -2,6 +2,8 @@
 
 * :class:`SQLiteStore` — the default: one SQLite file (WAL, fsync on commit) for many users.
 * :class:`MemoryStore` — an in-process fake with identical semantics, for tests.
+* :class:`PostgresStore` — PostgreSQL shared by many app instances (optional extra
+  ``personatree[postgres]``; imported on first use so that psycopg stays optional).
 * :func:`open_store` — pick one from a URL.
 
 Both stores also offer, beyond the protocol: ``load_graph_with_version``,
@@ -12,16 +14,40 @@ Both stores also offer, beyond the protocol: ``load_graph_with_version``,
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .memory import MemoryStore
 from .migrate import latest_version
 from .sqlite import SQLiteStore
 
-__all__ = ["SQLiteStore", "MemoryStore", "open_store", "latest_version"]
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+
+__all__ = ["SQLiteStore", "MemoryStore", "PostgresStore", "open_store", "latest_version"]
 
 
-def open_store(url: str | Path, *, busy_timeout_s: float = 10.0) -> SQLiteStore | MemoryStore:
+def __getattr__(name: str) -> Any:
+    # Lazy: importing the package must not require psycopg (an optional dependency).
+    if name == "PostgresStore":
+        return _postgres().PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _postgres() -> Any:
+    try:
+        from . import postgres
+    except ImportError as exc:
+        raise ConfigError(
+            f"the PostgreSQL store needs psycopg 3 and psycopg_pool ({exc}); "
+            "install them with: pip install 'personatree[postgres]'"
+        ) from None
+    return postgres
+
+
+def open_store(
+    url: str | Path, *, busy_timeout_s: float = 10.0, pool_size: int = 4
+) -> "SQLiteStore | MemoryStore | PostgresStore":
     """Open a store from a URL or a filesystem path.
 
     Parameters
@@ -29,21 +55,25 @@ def open_store(url: str | Path, *, busy_timeout_s: float = 10.0) -> SQLiteStore 
     url : str or Path
         ``memory://`` for an in-memory store; ``sqlite:///relative.db`` or
         ``sqlite:////abs/path.db`` (SQLAlchemy style: three slashes then the path);
-        or a plain filesystem path to a SQLite file. ``postgresql://`` is reserved.
+        a plain filesystem path to a SQLite file; or ``postgresql://user:pw@host/db``
+        (also ``postgres://``, ``postgresql+psycopg://``; ``?schema=name`` selects the
+        schema) for :class:`PostgresStore`.
     busy_timeout_s : float
-        Lock wait for SQLite writers (see :class:`SQLiteStore`).
+        Lock wait for writers (see :class:`SQLiteStore`, :class:`PostgresStore`).
+    pool_size : int
+        Most PostgreSQL connections this process opens (ignored by other stores).
 
     Returns
     -------
-    SQLiteStore or MemoryStore
+    SQLiteStore, MemoryStore or PostgresStore
 
     Raises
     ------
     ConfigError
         For an empty URL, an unknown scheme, an in-memory SQLite URL, or PostgreSQL
-        (not available yet).
+        without the ``postgres`` extra installed.
     MigrationError, StoreError
-        If the SQLite file cannot be used.
+        If the store cannot be used.
     """
     if isinstance(url, Path):
         return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
@@ -65,9 +95,8 @@ def open_store(url: str | Path, *, busy_timeout_s: float = 10.0) -> SQLiteStore 
             raise ConfigError(f"{url!r} does not name a database file (use memory:// for an in-memory store)")
         return SQLiteStore(path, busy_timeout_s=busy_timeout_s)
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
-        raise ConfigError(
-            "PostgreSQL store not available yet: use a SQLite path, sqlite:///file.db or memory://"
-        )
+        return _postgres().PostgresStore(url, busy_timeout_s=busy_timeout_s, pool_size=pool_size)
     raise ConfigError(
-        f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, sqlite:///file.db or memory://"
+        f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, sqlite:///file.db, "
+        "postgresql://... or memory://"
     )

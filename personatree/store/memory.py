@@ -53,6 +53,9 @@ class MemoryStore:
         self._users: dict[str, _UserState] = {}
         self._meta: dict[str, str] = {}
         self._cache: dict[tuple[str, str, str], str] = {}
+        # The highest version a deleted user had: re-created users start above it, so
+        # versions never repeat for a user id (same rule as the SQLite store).
+        self._version_floor = 0
         self._closed = False
 
     def __repr__(self) -> str:
@@ -167,7 +170,7 @@ class MemoryStore:
                 )
             if prep.empty:
                 return current
-            st = _UserState() if old is None else old.copy()
+            st = _UserState(version=self._version_floor) if old is None else old.copy()
             for row in prep.observations:
                 if row[1] not in st.observations:
                     st.obs_seq += 1
@@ -191,7 +194,7 @@ class MemoryStore:
             for row in prep.events:
                 st.event_seq += 1
                 st.events.append((row[0], st.event_seq, *row[2:]))
-            st.version = current + 1
+            st.version += 1
             self._users[uid] = st
             return st.version
 
@@ -200,7 +203,9 @@ class MemoryStore:
         codec.check_text(user_id, "user_id")
         with self._lock:
             self._check_open()
-            self._users.pop(user_id, None)
+            gone = self._users.pop(user_id, None)
+            if gone is not None:
+                self._version_floor = max(self._version_floor, gone.version)
             for k in [k for k in self._cache if k[0] == user_id]:
                 del self._cache[k]
 

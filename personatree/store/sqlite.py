@@ -274,6 +274,11 @@ class SQLiteStore:
         return 0 if row is None else int(row[0])
 
     @staticmethod
+    def _version_floor(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT version_floor FROM store_state WHERE id = 1").fetchone()
+        return 0 if row is None else int(row[0])
+
+    @staticmethod
     def _existing(conn: sqlite3.Connection, user_id: str, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
         for i in range(0, len(ids), _CHUNK):
@@ -367,6 +372,9 @@ class SQLiteStore:
             if prep.empty:
                 return int(current)
             if row is None:
+                # A (re-)created user starts above every version a deleted user ever
+                # had, so a cached (user, version) pair can never refer to other data.
+                current = self._version_floor(conn)
                 conn.execute(
                     "INSERT INTO users (user_id, version, obs_seq, event_seq, created_at, updated_at) "
                     "VALUES (?, 0, 0, 0, ?, ?)",
@@ -413,11 +421,19 @@ class SQLiteStore:
         """Remove every row of a user: log, nodes, edges, journal, version and the
         user's cache rows. Unknown users are a no-op.
 
+        The store-wide version floor is raised to the deleted version, so a user
+        re-created later gets versions never seen before (caches elsewhere notice).
+
         Deleted content is zeroed in place (``secure_delete``); call :meth:`vacuum`
         afterwards to also drop it from the WAL and shrink the file.
         """
         codec.check_text(user_id, "user_id")
         with self._tx(write=True) as conn:
+            conn.execute(
+                "UPDATE store_state SET version_floor = max(version_floor, "
+                "coalesce((SELECT version FROM users WHERE user_id = ?), 0)) WHERE id = 1",
+                (user_id,),
+            )
             for table in ("edges", "nodes", "observations", "journal", "cache", "users"):
                 conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
 

@@ -1,0 +1,174 @@
+"""``personatree bench``: the benchmark harness on the command line.
+
+``personatree bench DATASET PATH [options]`` with DATASET one of ``locomo``,
+``knowme``, ``prefeval``, ``locomo-plus``; ``personatree bench ingest [PATH]`` for
+the ingestion-throughput benchmark. Heavy imports happen inside the commands, so
+registering them costs nothing when another command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+
+__all__ = ["register", "bench_app", "parse_int_list", "QUICK"]
+
+bench_app = typer.Typer(
+    name="bench",
+    help="Benchmarks: evidence recall on LoCoMo / KnowMe / PrefEval / LoCoMo-Plus, and ingestion throughput.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# What --quick loads: one conversation, or a small slice, enough for CI.
+QUICK: dict[str, dict[str, Any]] = {
+    "locomo": {"limit": 1},
+    "knowme": {"limit": 400},
+    "prefeval": {"limit": 1, "topics": ["lifestyle_dietary"]},
+    "locomo_plus": {"limit": 3},
+}
+_DEFAULT_LOCOMO = Path("..") / "shared" / "data" / "locomo" / "locomo_dev.json"
+
+
+def parse_int_list(text: str) -> list[int]:
+    """Parse ``"500,1000,2000"`` into ``[500, 1000, 2000]`` (empty string: ``[]``).
+
+    Raises
+    ------
+    typer.BadParameter
+        For anything that is not a comma-separated list of positive integers.
+    """
+    if not text.strip():
+        return []
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from None
+    if any(v < 1 for v in values):
+        raise typer.BadParameter("values must be positive")
+    return values
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _run(
+    dataset: str, path: Path, systems: str, budgets: str, topk: str, out: Optional[Path],
+    plot: Optional[Path], quick: bool, distractors: int, limit: Optional[int], host: Optional[Path],
+    seed: int, consolidate: str, consolidate_min_turns: int, model: str, progress: bool, records: bool,
+) -> None:
+    from ..errors import PersonaTreeError
+    from .datasets import load_dataset
+    from .report import markdown, plot_recall
+    from .runner import run_benchmark
+
+    if not path.exists():
+        _fail(f"{path} does not exist")
+    options: dict[str, Any] = dict(QUICK[dataset]) if quick else {}
+    if limit is not None:
+        options["limit"] = limit
+    if dataset == "prefeval":
+        options["distractors"] = distractors
+    if dataset == "locomo_plus":
+        options["seed"] = seed
+        if host is not None:
+            options["host"] = host
+    try:
+        data = load_dataset(dataset, path, **options)
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot load {dataset} from {path}: {exc}")
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    try:
+        result = run_benchmark(
+            data, names, budgets=parse_int_list(budgets), topk=parse_int_list(topk), model=model,
+            engine_options={"consolidate": consolidate, "consolidate_min_turns": consolidate_min_turns},
+            progress=progress,
+        )
+    except (PersonaTreeError, ValueError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+    result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
+    typer.echo(markdown(result))
+    if out is not None:
+        typer.echo(f"results: {result.save(out, with_records=records)}")
+    if plot is not None:
+        typer.echo(f"plot: {plot_recall(result, plot)}")
+
+
+def _dataset_command(dataset: str) -> Callable[..., None]:
+    default_distractors = 24
+
+    def command(
+        path: Path = typer.Argument(..., help="Dataset file or folder in the upstream format."),
+        systems: str = typer.Option(
+            "personatree,personatree-leaves,dense,dense+bm25,recency", "--systems",
+            help="Comma-separated systems to compare."),
+        budgets: str = typer.Option("500,1000,2000", "--budgets", help="Token budgets, comma-separated."),
+        topk: str = typer.Option("5,10", "--topk", help="k values for recall at top-k ('' to skip)."),
+        out: Optional[Path] = typer.Option(None, "--out", help="Write the JSON results here."),
+        plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of recall vs budget here."),
+        quick: bool = typer.Option(False, "--quick", help="One conversation / a small slice, for CI."),
+        distractors: int = typer.Option(default_distractors, "--distractors",
+                                        help="PrefEval: distractor conversations between preference and question."),
+        limit: Optional[int] = typer.Option(None, "--limit", help="Conversations (LoCoMo), entries (KnowMe), "
+                                            "items per topic file (PrefEval) or items (LoCoMo-Plus)."),
+        host: Optional[Path] = typer.Option(None, "--host", help="LoCoMo-Plus: the host LoCoMo file."),
+        seed: int = typer.Option(0, "--seed", help="LoCoMo-Plus: seed of the insertion points."),
+        consolidate: str = typer.Option("session", "--consolidate",
+                                        help="When personatree consolidates: session, end or none."),
+        consolidate_min_turns: int = typer.Option(1, "--consolidate-min-turns",
+                                                  help="Consolidate at a session end only after this many new turns."),
+        model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+        records: bool = typer.Option(True, "--records/--no-records", help="Include per-query records in --out."),
+    ) -> None:
+        _run(dataset, path, systems, budgets, topk, out, plot, quick, distractors, limit, host, seed,
+             consolidate, consolidate_min_turns, model, progress, records)
+
+    command.__doc__ = f"Evidence recall on a {dataset.replace('_', '-')} dataset, every system side by side."
+    return command
+
+
+def ingest(
+    path: Optional[Path] = typer.Argument(None, help="LoCoMo-format file (default ../shared/data/locomo/locomo_dev.json)."),
+    batch_size: int = typer.Option(256, "--batch-size", help="observe_many batch size (and bare chunk size)."),
+    repeats: int = typer.Option(1, "--repeats", help="Bare-embedding runs before and after the engine."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N conversations."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the JSON result here."),
+) -> None:
+    """Ingestion throughput: observe_many against the bare embedder on the same turns."""
+    import orjson
+
+    from .datasets import load_locomo
+    from .ingest import format_ingest, run_ingest_benchmark
+
+    src = path or _DEFAULT_LOCOMO
+    if not src.exists():
+        _fail(f"{src} does not exist; pass the LoCoMo file as PATH")
+    convs = load_locomo(src, limit=limit).conversations
+    result = run_ingest_benchmark(convs, batch_size=batch_size, bare_repeats=repeats)
+    typer.echo(format_ingest(result))
+    if out is not None:
+        out.write_bytes(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2))
+        typer.echo(f"results: {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command group to the ``personatree`` CLI.
+
+    Parameters
+    ----------
+    app : typer.Typer
+    """
+    for name in ("locomo", "knowme", "prefeval", "locomo_plus"):
+        cmd = _dataset_command(name)
+        bench_app.command(name.replace("_", "-"))(cmd)
+        if "_" in name:
+            bench_app.command(name, hidden=True)(cmd)
+    bench_app.command("ingest")(ingest)
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,145 @@
+"""Reports of a :class:`~personatree.bench.runner.BenchResult`: markdown tables and a plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .metrics import category_labels
+from .runner import BenchResult
+
+__all__ = ["markdown", "plot_recall"]
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _headline_budget(result: BenchResult) -> int:
+    return 1000 if 1000 in result.budgets else result.budgets[len(result.budgets) // 2]
+
+
+def markdown(result: BenchResult) -> str:
+    """Markdown tables: headline recall per system, per category, costs.
+
+    Parameters
+    ----------
+    result : BenchResult
+
+    Returns
+    -------
+    str
+    """
+    labels = category_labels(result.dataset)
+    hb = _headline_budget(result)
+    use_hit = result.dataset in ("prefeval", "locomo_plus")
+    metric = "hit" if use_hit else "recall"
+    lines: list[str] = []
+    any_sys = next(iter(result.summary.values()), {})
+    first = any_sys.get("budget", {}).get(result.budgets[0], {}) if any_sys else {}
+    n = first.get("overall", {}).get("n", 0)
+    scored = first.get("overall", {}).get("scored", 0)
+    lines.append(
+        f"### {result.dataset}: evidence {metric} "
+        f"({result.meta.get('conversations')} streams, {result.meta.get('turns')} turns, "
+        f"{scored} scored of {n} non-adversarial questions)"
+    )
+    lines.append("")
+    head = ["system"] + [f"@{b}" for b in result.budgets] + [f"top-{k}" for k in result.topk]
+    head += [f"tokens P50/P95 @{hb}", f"latency P50/P95 ms @{hb}", "ingest s", "growth /100 turns"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join(["---"] * len(head)) + "|")
+    for system in result.systems:
+        s = result.summary.get(system, {})
+        row = [system]
+        row += [_f(s.get("budget", {}).get(b, {}).get("overall", {}).get(metric)) for b in result.budgets]
+        row += [_f(s.get("topk", {}).get(k, {}).get("overall", {}).get(metric)) for k in result.topk]
+        o = s.get("budget", {}).get(hb, {}).get("overall", {})
+        row.append(f"{_f(o.get('tokens_p50'), 0)} / {_f(o.get('tokens_p95'), 0)}")
+        row.append(f"{_f(o.get('latency_p50_ms'), 1)} / {_f(o.get('latency_p95_ms'), 1)}")
+        row.append(_f(result.ingest.get(system, {}).get("seconds"), 1))
+        row.append(_f(result.growth.get(system, {}).get("tokens_per_100_turns"), 0))
+        lines.append("| " + " | ".join(row) + " |")
+    cats: list[str] = []
+    for s in result.summary.values():
+        for c in s.get("budget", {}).get(hb, {}).get("categories", {}):
+            if c not in cats:
+                cats.append(c)
+    if cats:
+        lines.append("")
+        lines.append(f"#### {metric} per category @{hb} tokens (n scored in brackets)")
+        lines.append("")
+        sample = next(iter(result.summary.values()))["budget"][hb]["categories"]
+        head = ["system"] + [
+            f"{c} {labels.get(c, '')}".strip() + f" [{sample.get(c, {}).get('scored', 0)}]" for c in cats
+        ] + ["adversarial (separate)"]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "|".join(["---"] * len(head)) + "|")
+        for system in result.systems:
+            e = result.summary.get(system, {}).get("budget", {}).get(hb, {})
+            row = [system] + [_f(e.get("categories", {}).get(c, {}).get(metric)) for c in cats]
+            row.append(_f(e.get("adversarial", {}).get(metric)))
+            lines.append("| " + " | ".join(row) + " |")
+    if use_hit:
+        lines.append("")
+        lines.append("(hit = at least one gold turn in the context; recall @budgets: "
+                     + ", ".join(
+                         f"{s} {_f(result.summary.get(s, {}).get('budget', {}).get(hb, {}).get('overall', {}).get('recall'))}"
+                         for s in result.systems) + f" @{hb})")
+    eng = result.meta.get("engine") or {}
+    if eng:
+        lines.append("")
+        lines.append(
+            f"personatree: consolidation={eng.get('consolidate')} "
+            f"(available: {eng.get('consolidation_available')}; "
+            f"{_f(eng.get('consolidate_seconds'), 1)} s of the ingest time); growth of all roots+mids "
+            f"{_f(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns "
+            "(the profile block above is capped)"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_recall(result: BenchResult, path: str | Path) -> Path:
+    """A PNG of headline recall (or hit) against budget, one line per system.
+
+    Parameters
+    ----------
+    result : BenchResult
+    path : str or Path
+
+    Returns
+    -------
+    Path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    metric = "hit" if result.dataset in ("prefeval", "locomo_plus") else "recall"
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    for system in result.systems:
+        ys = [result.summary.get(system, {}).get("budget", {}).get(b, {}).get("overall", {}).get(metric)
+              for b in result.budgets]
+        pts = [(b, y) for b, y in zip(result.budgets, ys) if y is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=system)
+    ax.set_xscale("log")
+    ax.set_xticks(result.budgets)
+    ax.set_xticklabels([str(b) for b in result.budgets])
+    ax.set_xlabel("context budget (tokens)")
+    ax.set_ylabel(f"evidence {metric}")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{result.dataset}: evidence {metric} vs budget")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p)
+    plt.close(fig)
+    return p

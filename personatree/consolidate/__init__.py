@@ -1,0 +1,53 @@
+"""Offline consolidation (DESIGN.md, "offline consolidation").
+
+A periodic pass per user that clusters orphan leaves into mids (HDBSCAN over a mixed
+cosine / schema / time distance), promotes strong, long-standing mids into roots, and
+bounds growth (stale orphans, a leaf cap per mid, root pruning, near-duplicate merges).
+It plans first — a frozen, JSON-serializable :class:`ConsolidationPlan` — and applies
+the plan atomically, refusing it if the user changed in between.
+
+>>> from personatree.consolidate import consolidate_user      # doctest: +SKIP
+>>> plan = consolidate_user(tree, "ana", dry_run=True)         # doctest: +SKIP
+>>> print(plan.describe())                                     # doctest: +SKIP
+
+Importing this package registers the ``consolidate`` journal replayer, so
+``PersonaTree.rebuild`` replays consolidation passes.
+"""
+
+from __future__ import annotations
+
+from ..api import register_replayer
+from .apply import apply_plan, apply_user_plan, consolidate_user, consolidator_for, replay_consolidation
+from .estimator import Consolidator
+from .plan import (
+    ClusterReport,
+    ConsolidationPlan,
+    Decay,
+    Deletion,
+    Merge,
+    NewMid,
+    PlanDiff,
+    Promotion,
+    Prune,
+    Trim,
+)
+
+__all__ = [
+    "Consolidator",
+    "ConsolidationPlan",
+    "consolidate_user",
+    "apply_plan",
+    "apply_user_plan",
+    "consolidator_for",
+    "ClusterReport",
+    "NewMid",
+    "Promotion",
+    "Merge",
+    "Decay",
+    "Deletion",
+    "Trim",
+    "Prune",
+    "PlanDiff",
+]
+
+register_replayer("consolidate", replay_consolidation)

@@ -1,0 +1,190 @@
+"""Growth bounds of a consolidation pass: prune, stale orphans, leaf cap, merges.
+
+Each step mutates the *scratch copy* the planner works on and returns report entries;
+the decisions themselves are small pure functions (:func:`is_stale`, :func:`trim_split`,
+:func:`merged_logit`).
+
+Decay is *not* written: confidence decays lazily from ``t_last`` (DESIGN.md), so
+every decision here reads confidence at ``now`` and the stored logits stay as they are.
+Rewriting a logit to ``now`` would either decay it twice on the next read or, if
+``t_last`` moved to ``now``, falsify the evidence span that root promotion relies on;
+and leaving stored state alone keeps a second pass at the same ``now`` a no-op.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Sequence
+
+import numpy as np
+
+from ..confidence import days_between, decayed_logit
+from ..graph import MemoryGraph
+from ..ports import Judge
+from ..render import node_confidence
+from ..schema import SchemaRegistry
+from ..types import Edge, EdgeKind, Level, Node
+from .mids import evidence_span, merge_span, unit
+from .plan import Deletion, Merge, Prune, Trim
+
+__all__ = [
+    "is_stale", "trim_split", "merged_logit", "prune_roots", "delete_stale_orphans",
+    "trim_mids", "merge_mids", "mid_span",
+]
+
+
+def is_stale(t_last: datetime, now: datetime, t_orphan_days: float) -> bool:
+    """Whether an orphan last touched at ``t_last`` is older than ``t_orphan_days`` at ``now``."""
+    return days_between(t_last, now) > t_orphan_days
+
+
+def trim_split(leaves: Sequence[Node], k: int) -> tuple[list[Node], list[Node]]:
+    """Keep the ``k`` most recent leaves (ties by id); return (kept, removed).
+
+    Recent evidence is what explains a pattern *now*; the counts of the removed ones
+    survive on the mid.
+    """
+    ordered = sorted(leaves, key=lambda n: (n.t_first, n.id), reverse=True)
+    return ordered[:k], ordered[k:]
+
+
+def merged_logit(
+    a: float, a_last: datetime, b: float, b_last: datetime, prior: float,
+    half_life_days: float | None, clip: float,
+) -> tuple[float, datetime]:
+    """Evidence of two mids summed in log-odds: both decayed to the later ``t_last``,
+    then ℓ₀ + (ℓa − ℓ₀) + (ℓb − ℓ₀), clipped."""
+    t = max(a_last, b_last)
+    la = decayed_logit(a, prior, half_life_days, days_between(a_last, t))
+    lb = decayed_logit(b, prior, half_life_days, days_between(b_last, t))
+    return max(-clip, min(clip, prior + (la - prior) + (lb - prior))), t
+
+
+def mid_span(graph: MemoryGraph, mid: Node) -> tuple[list[str], list[str]]:
+    """Distinct sessions and days of a mid's evidence: remembered ones plus current leaves."""
+    leaves = [graph.node(c) for c in graph.children(mid.id)]
+    s, d = evidence_span(leaves)
+    return (merge_span(mid.attributes.get("sessions", []), s),
+            merge_span(mid.attributes.get("days", []), d))
+
+
+def prune_roots(graph: MemoryGraph, registry: SchemaRegistry, now: datetime, theta: float) -> list[Prune]:
+    """Remove roots whose confidence at ``now`` is below ``theta``; their mids stay, loose."""
+    out: list[Prune] = []
+    for root in sorted(graph.nodes(Level.ROOT), key=lambda n: n.id):
+        conf = node_confidence(root, registry, now)
+        if conf < theta:
+            mids = tuple(sorted(graph.children(root.id)))
+            graph.remove_node(root.id)
+            out.append(Prune(root.id, conf, mids))
+    return out
+
+
+def delete_stale_orphans(graph: MemoryGraph, now: datetime, t_orphan_days: float) -> list[Deletion]:
+    """Delete orphan leaves older than ``t_orphan_days`` (the observation log keeps them)."""
+    out: list[Deletion] = []
+    for leaf in sorted(graph.orphans(Level.LEAF), key=lambda n: n.id):
+        if is_stale(leaf.t_last, now, t_orphan_days):
+            graph.remove_node(leaf.id)
+            out.append(Deletion(leaf.id, days_between(leaf.t_last, now)))
+    return out
+
+
+def trim_mids(graph: MemoryGraph, k: int) -> list[Trim]:
+    """Keep at most ``k`` supporting leaves per mid; the mid remembers the rest's span."""
+    out: list[Trim] = []
+    for mid in sorted(graph.nodes(Level.MID), key=lambda n: n.id):
+        kids = [graph.node(c) for c in graph.children(mid.id)]
+        if len(kids) <= k:
+            continue
+        sessions, days = mid_span(graph, mid)
+        mid.attributes["sessions"], mid.attributes["days"] = sessions, days
+        _, removed = trim_split(kids, k)
+        for leaf in removed:
+            graph.remove_node(leaf.id)
+        out.append(Trim(mid.id, tuple(sorted(n.id for n in removed))))
+    return out
+
+
+def _absorb(graph: MemoryGraph, keeper: Node, gone: Node, registry: SchemaRegistry,
+            judge: Judge, clip: float) -> tuple[int, list[Prune]]:
+    """Move ``gone``'s children and evidence into ``keeper`` and delete ``gone``."""
+    moved = 0
+    for kind in (EdgeKind.SUPPORT, EdgeKind.CONFLICT):
+        for child in sorted(graph.children(gone.id, kind)):
+            e = graph.remove_edge(child, gone.id)
+            if graph.edge(child, keeper.id) is None and not (
+                kind is EdgeKind.SUPPORT and graph.parent(child) is not None
+            ):
+                graph.add_edge(Edge(child, keeper.id, e.kind, e.psi, e.weight, e.reason, e.at))
+                moved += 1
+    kept_sessions, kept_days = mid_span(graph, keeper)  # now includes the moved leaves
+    sessions = merge_span(kept_sessions, gone.attributes.get("sessions", []))
+    days = merge_span(kept_days, gone.attributes.get("days", []))
+    st = registry[keeper.schema_type]
+    keeper.logit, keeper.t_last = merged_logit(
+        keeper.logit, keeper.t_last, gone.logit, gone.t_last, st.prior_logit, st.half_life_days, clip)
+    keeper.t_first = min(keeper.t_first, gone.t_first)
+    if keeper.embedding is not None and gone.embedding is not None:
+        mixed = keeper.embedding * max(1, keeper.n_support) + gone.embedding * max(1, gone.n_support)
+        graph.set_embedding(keeper.id, unit(mixed))
+    keeper.n_support += gone.n_support
+    keeper.n_conflict += gone.n_conflict
+    keeper.attributes["sessions"], keeper.attributes["days"] = sessions, days
+    prunes: list[Prune] = []
+    root = graph.parent(gone.id)
+    if root is not None:
+        e = graph.remove_edge(gone.id, root)
+        if graph.parent(keeper.id) is None:
+            graph.add_edge(Edge(keeper.id, root, e.kind, e.psi, e.weight, e.reason, e.at))
+        elif not graph.children(root):
+            graph.remove_node(root)
+            prunes.append(Prune(root, 0.0, ()))
+    graph.remove_node(gone.id)
+    leaves = [graph.node(c) for c in graph.children(keeper.id)]
+    if leaves:
+        summary = judge.summarize(leaves, Level.MID, keeper.schema_type)
+        keeper.content = summary.content
+        keeper.attributes.update({k: v for k, v in summary.attributes.items() if k not in ("sessions", "days")})
+    return moved, prunes
+
+
+def merge_mids(
+    graph: MemoryGraph, registry: SchemaRegistry, judge: Judge, threshold: float, clip: float,
+    *, max_rounds: int = 10,
+) -> tuple[list[Merge], list[Prune]]:
+    """Merge mids of one type whose embeddings have cosine ≥ ``threshold``, until none are left.
+
+    The older mid (by t_first, then id) keeps its id; children move, counts and evidence
+    add up, the span is united and the summary is redone. Repeated until no pair is left,
+    because a merged mid's centroid moves (so a second pass finds nothing).
+    """
+    merges: list[Merge] = []
+    prunes: list[Prune] = []
+    for _ in range(max_rounds):
+        found = False
+        by_type: dict[str, list[Node]] = {}
+        for m in graph.nodes(Level.MID):
+            if m.embedding is not None:
+                by_type.setdefault(m.schema_type, []).append(m)
+        for stype in sorted(by_type):
+            mids = sorted(by_type[stype], key=lambda n: (n.t_first, n.id))
+            if len(mids) < 2:
+                continue
+            vecs = np.stack([np.asarray(m.embedding, dtype=np.float32) for m in mids])
+            sims = vecs @ vecs.T
+            absorbed: set[int] = set()
+            for i in range(len(mids)):
+                if i in absorbed:
+                    continue
+                for j in range(i + 1, len(mids)):
+                    if j in absorbed or sims[i, j] < threshold:
+                        continue
+                    moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)
+                    merges.append(Merge(mids[i].id, mids[j].id, float(sims[i, j]), moved))
+                    prunes.extend(pr)
+                    absorbed.add(j)
+                    found = True
+        if not found:
+            break
+    return merges, prunes

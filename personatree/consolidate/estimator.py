@@ -1,0 +1,237 @@
+"""``Consolidator``: the estimator-style planner of one user's consolidation pass.
+
+Parameters go in the constructor; :meth:`Consolidator.plan` reads a graph (never
+mutating it) and returns a :class:`~personatree.consolidate.plan.ConsolidationPlan`;
+``labels_`` then holds the clustering of the orphans (−1 for noise).
+
+The pass, in order, all read at one ``now``:
+
+1. prune roots whose confidence fell below θ_prune (their mids stay, loose);
+2. delete orphan leaves older than T_orphan (their observations stay in the log);
+3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
+   passes the gates of :mod:`~personatree.consolidate.mids` into a mid; the leftovers
+   are clustered again until a round forms no mid, so the pass ends at a fixed point
+   and a second pass at the same ``now`` plans nothing;
+4. merge near-duplicate mids of one type;
+5. cap each mid at K supporting leaves (counts survive);
+6. promote mids that meet the strict criteria of :mod:`~personatree.consolidate.promote`;
+7. list decays (information only; decay is lazy and nothing is written for it).
+
+The planner runs the pass on a copy of the graph and records the difference, so
+applying a plan does exactly what the plan shows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..confidence import sigmoid
+from ..config import ConfidenceConfig, ConsolidationConfig
+from ..graph import MemoryGraph
+from ..ports import Embedder, Judge
+from ..render import node_confidence
+from ..schema import SchemaRegistry
+from ..types import Level, utc
+from .bounds import delete_stale_orphans, merge_mids, prune_roots, trim_mids
+from .clustering import ClusterParams, cluster_leaves
+from .distance import DistanceWeights, type_mismatch
+from .formation import form_mid, promote_mids, type_vectors
+from .mids import choose_mid_type, coalesce, cohesion, unit
+from .plan import ClusterReport, ConsolidationPlan, Decay, NewMid, PlanDiff
+from .state import graph_diff, graph_digest
+
+__all__ = ["Consolidator"]
+
+
+class Consolidator:
+    """Plans consolidation passes (scikit-learn style: parameters in, ``labels_`` out).
+
+    Parameters
+    ----------
+    config : ConsolidationConfig
+        Thresholds and weights.
+    registry : SchemaRegistry
+        Schema types and κ.
+    judge : Judge
+        Writes the summaries of new mids and roots.
+    embedder : Embedder, optional
+        Embeds the schema examples used to break mid-type ties and to pick root types;
+        without one, file order decides.
+    confidence : ConfidenceConfig, optional
+        Evidence scale γ and logit clip L (default ``ConfidenceConfig()``).
+
+    Attributes
+    ----------
+    labels_ : ndarray of int
+        After :meth:`plan`: for each orphan in ``leaf_ids_``, the index of the cluster
+        whose new mid it joined, −1 when it stays an orphan (noise or rejected cluster).
+    leaf_ids_ : tuple of str
+        The orphans clustered, in the order of ``labels_`` (sorted by time, then id).
+    method_ : str
+        ``"exact"``, ``"knn"`` or ``"none"``.
+    """
+
+    def __init__(
+        self,
+        config: ConsolidationConfig,
+        registry: SchemaRegistry,
+        judge: Judge,
+        *,
+        embedder: Embedder | None = None,
+        confidence: ConfidenceConfig | None = None,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self.judge = judge
+        self.embedder = embedder
+        self.confidence = confidence or ConfidenceConfig()
+        self.labels_: np.ndarray = np.empty(0, dtype=np.int64)
+        self.leaf_ids_: tuple[str, ...] = ()
+        self.method_ = "none"
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's configuration as plain data."""
+        return {"config": self.config.model_dump(), "confidence": self.confidence.model_dump()}
+
+    def _cluster_params(self) -> ClusterParams:
+        c = self.config
+        return ClusterParams(
+            min_cluster_size=c.n_min, min_samples=c.min_samples or c.n_min, max_exact=c.max_exact,
+            knn=c.knn, reduced_dim=c.reduced_dim, seed=c.seed, selection_epsilon=c.selection_epsilon,
+            exact_memory_mb=c.exact_memory_mb,
+        )
+
+    def plan(self, graph: MemoryGraph, now: datetime, *, base_version: int = 0) -> ConsolidationPlan:
+        """Plan one pass over ``graph`` at ``now`` (the graph is only read).
+
+        Parameters
+        ----------
+        graph : MemoryGraph
+            One user's tree.
+        now : datetime
+            Logical time of the pass.
+        base_version : int
+            The store version ``graph`` was loaded at (checked when applying).
+
+        Returns
+        -------
+        ConsolidationPlan
+        """
+        now = utc(now)
+        cfg = self.config
+        digest = graph_digest(graph)
+        g = graph.copy()
+        prunes = prune_roots(g, self.registry, now, cfg.theta_prune)
+        deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
+        clusters, new_mids = self._form_mids(g, now)
+        merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip)
+        trims = trim_mids(g, cfg.k_leaves)
+        promotions = promote_mids(g, now, cfg, self.registry, self.judge, self.confidence,
+                                  type_vectors(self.embedder, self.registry, Level.ROOT))
+        decays = []
+        for n in sorted(list(g.nodes(Level.MID)) + list(g.nodes(Level.ROOT)), key=lambda n: n.id):
+            stored, current = sigmoid(n.logit), node_confidence(n, self.registry, now)
+            if stored - current >= cfg.decay_report:
+                decays.append(Decay(n.id, n.level.value, stored, current))
+        de, dn, un, ue = graph_diff(graph, g)
+        return ConsolidationPlan(
+            user_id=graph.user_id, now=now, base_version=base_version, digest=digest, seed=cfg.seed,
+            method=self.method_, clusters=tuple(clusters), new_mids=tuple(new_mids),
+            promotions=tuple(promotions), merges=tuple(merges), decays=tuple(decays),
+            deletions=tuple(deletions), trims=tuple(trims), prunes=tuple(prunes + merge_prunes),
+            diff=PlanDiff(de, dn, un, ue),
+        )
+
+    def _form_mids(self, g: MemoryGraph, now: datetime) -> tuple[list[ClusterReport], list[NewMid]]:
+        cfg = self.config
+        orphans = sorted((n for n in g.orphans(Level.LEAF) if n.embedding is not None),
+                         key=lambda n: (n.t_first, n.id))
+        self.leaf_ids_ = tuple(n.id for n in orphans)
+        self.labels_ = np.full(len(orphans), -1, dtype=np.int64)
+        self.method_ = "none"
+        if len(orphans) < cfg.n_min:
+            return [], []
+        emb = np.stack([np.asarray(n.embedding, dtype=np.float32) for n in orphans])
+        types = sorted({n.schema_type for n in orphans})
+        codes = np.array([types.index(n.schema_type) for n in orphans], dtype=np.int64)
+        t0 = orphans[0].t_first
+        days = np.array([(n.t_first - t0).total_seconds() / 86400.0 for n in orphans])
+        mismatch = type_mismatch(types, self.registry)
+        weights, params = DistanceWeights.from_config(cfg), self._cluster_params()
+        mid_vectors = type_vectors(self.embedder, self.registry, Level.MID)
+        reports: list[ClusterReport] = []
+        made: dict[int, NewMid] = {}
+        founders: dict[int, np.ndarray] = {}  # cluster index -> positions of its mid's leaves
+
+        def kind(pos: np.ndarray) -> str | None:
+            return choose_mid_type([orphans[i].schema_type for i in pos.tolist()], self.registry,
+                                   unit(emb[pos].mean(axis=0)), mid_vectors)[0]
+
+        def form(pos: np.ndarray, index: int, rnd: int) -> bool:
+            report, mid, kept = form_mid(g, [orphans[i] for i in pos.tolist()], emb[pos], index, rnd, now,
+                                         cfg, self.registry, self.judge, self.confidence, mid_vectors)
+            if index == len(reports):
+                reports.append(report)
+            else:
+                reports[index] = report
+            if mid is None:
+                return False
+            made[index], founders[index] = mid, pos[kept]
+            self.labels_[pos[kept]] = index
+            return True
+
+        remaining = np.arange(len(orphans))
+        for rnd in range(1, cfg.max_rounds + 1):
+            if remaining.shape[0] < cfg.n_min:
+                break
+            sub, method = cluster_leaves(emb[remaining], codes[remaining], days[remaining],
+                                         mismatch, weights, params)
+            if rnd == 1:
+                self.method_ = method
+            kinds = [kind(remaining[sub == k]) for k in range(int(sub.max(initial=-1)) + 1)]
+            sub = coalesce(emb[remaining], sub, kinds, cfg.coalesce_ratio, cfg.min_cohesion)
+            formed = False
+            for k in range(int(sub.max(initial=-1)) + 1):
+                members = remaining[sub == k]
+                # Leftovers of a pattern found in an earlier round rejoin its mid.
+                host = None if rnd == 1 else self._host(emb, members, kind(members), rnd, made, founders,
+                                                        reports)
+                if host is not None:
+                    g.remove_node(made[host].id)
+                    union = np.concatenate([founders[host], members])
+                    if form(union, host, rnd):
+                        formed = True
+                        continue
+                    form(founders[host], host, reports[host].round)  # the union failed: restore
+                formed = form(members, len(reports), rnd) or formed
+            remaining = remaining[self.labels_[remaining] < 0]
+            if not formed:
+                break
+        return reports, [made[i] for i in sorted(made)]
+
+    def _host(self, emb: np.ndarray, members: np.ndarray, kind: str | None, rnd: int,
+              made: dict[int, NewMid], founders: dict[int, np.ndarray],
+              reports: list[ClusterReport]) -> int | None:
+        """The mid formed in an earlier round of this pass that ``members`` continue, if
+        any: same mid type, and their union keeps ``coalesce_ratio`` of the smaller cohesion."""
+        cfg = self.config
+        own = cohesion(emb[members])
+        if kind is None or own < cfg.min_cohesion:
+            return None
+        mine = emb[members].sum(axis=0, dtype=np.float64)
+        best: tuple[float, int] | None = None
+        for index in sorted(made):
+            if made[index].schema_type != kind or reports[index].round >= rnd:
+                continue
+            theirs = emb[founders[index]].sum(axis=0, dtype=np.float64)
+            size = founders[index].shape[0]
+            base = min(own, float((theirs @ theirs - size) / (size * (size - 1))))
+            total = size + members.shape[0]
+            union = mine + theirs
+            ratio = float((union @ union - total) / (total * (total - 1))) / base if base > 0 else 0.0
+            if ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
+                best = (ratio, index)
+        return None if best is None else best[1]

@@ -1,0 +1,182 @@
+"""Token and cost accounting of the LLM judge, per user and per operation.
+
+Tokens are counted with the model's real tokenizer through ``litellm.token_counter``
+(the prompt as chat messages, the answer as text), not taken from the provider's
+``usage`` field: mocked responses report made-up usage, and counting the same way
+everywhere keeps offline cost models and live runs comparable. Prices come from
+``litellm.cost_per_token`` with litellm's local cost map; a model litellm does not
+price (a local Ollama model) costs 0.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import defaultdict
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping, Sequence
+
+__all__ = ["OperationUsage", "UsageReport", "UsageLedger", "count_prompt_tokens", "count_text_tokens", "price"]
+
+#: The key used for calls that belong to no user (e.g. a route outside a user scope).
+NO_USER = ""
+
+
+def _litellm() -> Any:
+    # Never fetch the remote cost map: the library must work offline.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+def count_prompt_tokens(model: str, messages: Sequence[Mapping[str, str]]) -> int:
+    """Tokens of a chat prompt with ``model``'s tokenizer (chat-format overhead included).
+
+    Falls back to ``ceil(chars / 4)`` if litellm cannot count for this model.
+    """
+    try:
+        return int(_litellm().token_counter(model=model, messages=[dict(m) for m in messages]))
+    except Exception:  # noqa: BLE001 - counting must never break a judge call
+        return sum(len(m.get("content", "")) for m in messages) // 4 + 4 * len(messages)
+
+
+def count_text_tokens(model: str, text: str) -> int:
+    """Tokens of a plain text (an answer) with ``model``'s tokenizer."""
+    if not text:
+        return 0
+    try:
+        return int(_litellm().token_counter(model=model, text=text))
+    except Exception:  # noqa: BLE001
+        return (len(text) + 3) // 4
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Cost in USD from litellm's local cost map; 0.0 for models it does not price."""
+    try:
+        p, c = _litellm().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+        return float(p) + float(c)
+    except Exception:  # noqa: BLE001 - unknown models are free (local) as far as we know
+        return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OperationUsage:
+    """Counters of one (user, operation) cell.
+
+    Attributes
+    ----------
+    requests : int
+        Requests sent to the model (retries included).
+    failures : int
+        Requests that raised (timeouts, rate limits, provider errors).
+    rejected : int
+        Answers that could not be used (bad JSON, schema echo, invalid schema).
+    cache_hits : int
+        Calls answered from the response cache (no request sent).
+    fallbacks : int
+        Calls (or items) answered by the offline judge instead.
+    prompt_tokens, completion_tokens : int
+        Tokens of every answered request, with the model's tokenizer.
+    cost_usd : float
+    """
+
+    requests: int = 0
+    failures: int = 0
+    rejected: int = 0
+    cache_hits: int = 0
+    fallbacks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "OperationUsage") -> "OperationUsage":
+        return OperationUsage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (with ``total_tokens``)."""
+        d = asdict(self)
+        d["total_tokens"] = self.total_tokens
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """A snapshot of the ledger.
+
+    Attributes
+    ----------
+    by_user : Mapping[str, Mapping[str, OperationUsage]]
+        user id → operation → usage (``""`` collects calls outside a user scope).
+    """
+
+    by_user: Mapping[str, Mapping[str, OperationUsage]]
+
+    def by_operation(self) -> dict[str, OperationUsage]:
+        """Usage per operation summed over users."""
+        out: dict[str, OperationUsage] = {}
+        for ops in self.by_user.values():
+            for op, u in ops.items():
+                out[op] = out.get(op, OperationUsage()) + u
+        return out
+
+    def total(self) -> OperationUsage:
+        """Everything summed."""
+        tot = OperationUsage()
+        for u in self.by_operation().values():
+            tot = tot + u
+        return tot
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"users": {...}, "operations": {...}, "total": {...}}``."""
+        return {
+            "users": {u: {op: x.to_dict() for op, x in ops.items()} for u, ops in self.by_user.items()},
+            "operations": {op: x.to_dict() for op, x in self.by_operation().items()},
+            "total": self.total().to_dict(),
+        }
+
+
+class UsageLedger:
+    """Thread-safe counters per (user, operation)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cells: dict[tuple[str, str], dict[str, float]] = defaultdict(
+            lambda: {f.name: 0 for f in fields(OperationUsage)}
+        )
+
+    def add(self, user_id: str | None, operation: str, **counts: float) -> None:
+        """Add to the counters of one cell (names as in :class:`OperationUsage`)."""
+        with self._lock:
+            cell = self._cells[(user_id or NO_USER, operation)]
+            for k, v in counts.items():
+                cell[k] += v
+
+    def record_request(
+        self, user_id: str | None, operation: str, model: str, prompt_tokens: int, completion_tokens: int
+    ) -> None:
+        """Record one answered request with its tokens and cost."""
+        self.add(
+            user_id, operation, requests=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cost_usd=price(model, prompt_tokens, completion_tokens),
+        )
+
+    def report(self, user_id: str | None = None) -> UsageReport:
+        """A snapshot, for one user or all."""
+        with self._lock:
+            items = list(self._cells.items())
+        by_user: dict[str, dict[str, OperationUsage]] = {}
+        for (u, op), cell in sorted(items):
+            if user_id is not None and u != user_id:
+                continue
+            by_user.setdefault(u, {})[op] = OperationUsage(
+                **{k: (float(v) if k == "cost_usd" else int(v)) for k, v in cell.items()}
+            )
+        return UsageReport(by_user)

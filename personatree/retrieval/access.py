@@ -1,0 +1,101 @@
+"""Write-behind access statistics: each recall bumps ``recall_count`` and ``t_access``.
+
+Writing on every recall would turn a read into a transaction (and bump the user's
+version, invalidating every cache). Instead the bumps are buffered per tree and
+flushed through ``PersonaTree._transact`` every N recalls and when the tree closes.
+Tiering (issue 6) reads these fields.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+from ..graph import MemoryGraph
+from ..ports import ChangeSet
+
+__all__ = ["AccessLog", "access_log", "apply_bumps"]
+
+
+@dataclass(slots=True)
+class _Pending:
+    count: int = 0
+    last: datetime | None = None
+
+
+def apply_bumps(graph: MemoryGraph, bumps: dict[str, _Pending]) -> list[Any]:
+    """Add buffered bumps to the nodes still in ``graph``; return the changed nodes."""
+    changed = []
+    for nid, b in bumps.items():
+        if nid not in graph:
+            continue  # forgotten or pruned since the recall
+        n = graph.node(nid)
+        n.recall_count += b.count
+        if b.last is not None and (n.t_access is None or b.last > n.t_access):
+            n.t_access = b.last
+        changed.append(n)
+    return changed
+
+
+@dataclass(slots=True)
+class AccessLog:
+    """Buffered access bumps of one :class:`~personatree.api.PersonaTree`.
+
+    Parameters
+    ----------
+    tree : PersonaTree
+        Flushed through its ``_transact``.
+    every : int
+        Flush after this many recorded recalls.
+    """
+
+    tree: Any
+    every: int = 32
+    _pending: dict[str, dict[str, _Pending]] = field(default_factory=dict)
+    _recalls: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, user_id: str, node_ids: Iterable[str], at: datetime) -> None:
+        """Note that one recall of ``user_id`` used ``node_ids`` at ``at``; maybe flush."""
+        with self._lock:
+            bucket = self._pending.setdefault(user_id, {})
+            for nid in node_ids:
+                p = bucket.setdefault(nid, _Pending())
+                p.count += 1
+                p.last = at if p.last is None or at > p.last else p.last
+            self._recalls += 1
+            due = self._recalls >= self.every
+        if due:
+            self.flush()
+
+    def pending(self, user_id: str) -> dict[str, int]:
+        """Buffered recall counts of a user (for inspection and tests)."""
+        with self._lock:
+            return {k: v.count for k, v in self._pending.get(user_id, {}).items()}
+
+    def flush(self) -> None:
+        """Write every buffered bump, one transaction per user."""
+        with self._lock:
+            pending, self._pending, self._recalls = self._pending, {}, 0
+        for user_id, bumps in pending.items():
+            def work(graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id) -> tuple[ChangeSet, None]:
+                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps)), None
+
+            self.tree._transact(user_id, work)
+
+
+_LOGS: "weakref.WeakKeyDictionary[Any, AccessLog]" = weakref.WeakKeyDictionary()
+_LOGS_LOCK = threading.Lock()
+
+
+def access_log(tree: Any, every: int) -> AccessLog:
+    """The access log of a tree, created on first use with a close hook that flushes it."""
+    with _LOGS_LOCK:
+        log = _LOGS.get(tree)
+        if log is None:
+            log = _LOGS[tree] = AccessLog(tree, every)
+            tree._close_hooks.append(log.flush)
+        return log

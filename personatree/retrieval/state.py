@@ -1,0 +1,168 @@
+"""Per-user retrieval state, cached per graph version and refreshed incrementally.
+
+Everything a query needs that does not depend on the query lives here: the dense
+matrices per level, the lexical indexes (BM25 over mids/roots and over leaf *turns*),
+the support-edge maps and the leaf → turn grouping. It is built once per user and,
+when the tree changes, updated by diffing node signatures, so only changed nodes are
+re-tokenized. Queries never rebuild it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable
+
+import numpy as np
+
+from ..graph import MemoryGraph
+from ..types import EdgeKind, Level, Node
+from .lexical import BM25Index, date_tokens, tokenize
+
+__all__ = ["LevelArrays", "RetrievalState", "turn_key", "node_doc_tokens"]
+
+
+def turn_key(node: Node) -> str:
+    """The source turn of a leaf ("observation id#turn"), or the node id when unknown.
+
+    A leaf is one sentence; the turn it came from is what a person (and a benchmark)
+    would call "the evidence", so leaves of one turn are scored together lexically.
+    """
+    if node.level is Level.LEAF and node.provenance:
+        p = node.provenance[0]
+        return f"{p.observation_id}#{p.turn}"
+    return node.id
+
+
+def _extra_text(node: Node) -> str:
+    a = node.attributes
+    parts = [str(a.get("speaker") or "")]
+    ents = a.get("entities")
+    if isinstance(ents, (list, tuple)):
+        parts.extend(str(e) for e in ents)
+    return " ".join(p for p in parts if p)
+
+
+def node_doc_tokens(node: Node) -> list[str]:
+    """BM25 tokens of one node: its content, speaker, entities and its dates."""
+    return tokenize(node.content + " " + _extra_text(node)) + date_tokens(node.t_first)
+
+
+def _signature(node: Node) -> Hashable:
+    return (node.level, node.content, node.t_first, _extra_text(node), turn_key(node))
+
+
+@dataclass(slots=True)
+class LevelArrays:
+    """Row ids and the (read-only) embedding matrix of one level."""
+
+    ids: list[str]
+    matrix: np.ndarray
+    row: dict[str, int]
+
+
+@dataclass(slots=True)
+class RetrievalState:
+    """Query-independent retrieval data for one user's graph at one version."""
+
+    graph: MemoryGraph
+    version: Hashable = None
+    arrays: dict[Level, LevelArrays] = field(default_factory=dict)
+    bm25: dict[Level, BM25Index] = field(default_factory=lambda: {Level.MID: BM25Index(), Level.ROOT: BM25Index()})
+    turns: BM25Index = field(default_factory=BM25Index)
+    turn_of: dict[str, str] = field(default_factory=dict)
+    turn_leaves: dict[str, list[str]] = field(default_factory=dict)
+    parent: dict[str, str] = field(default_factory=dict)
+    children: dict[str, list[str]] = field(default_factory=dict)
+    leaf_turn_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    turn_ids: list[str] = field(default_factory=list)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    line_cache: dict[Hashable, tuple[str, int]] = field(default_factory=dict)
+    type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
+    _sig: dict[str, Hashable] = field(default_factory=dict)
+
+    def refresh(self, graph: MemoryGraph, version: Hashable) -> "RetrievalState":
+        """Bring the state in step with ``graph`` at ``version`` (cheap when unchanged).
+
+        Returns
+        -------
+        RetrievalState
+            ``self``, updated.
+        """
+        if graph is self.graph and version == self.version and version is not None:
+            return self
+        self.graph = graph
+        new_sig = {n.id: _signature(n) for n in graph.nodes()}
+        dirty_turns: set[str] = set()
+        for nid, sig in self._sig.items():
+            if new_sig.get(nid) != sig:
+                self._drop(nid, sig, dirty_turns)
+        for n in graph.nodes():
+            if self._sig.get(n.id) != new_sig[n.id]:
+                self._add(n, dirty_turns)
+        self._sig = new_sig
+        for tk in dirty_turns:
+            members = self.turn_leaves.get(tk)
+            if not members:
+                self.turns.remove(tk)
+                self.turn_leaves.pop(tk, None)
+                continue
+            nodes = sorted((graph.node(m) for m in members), key=lambda x: x.provenance[0].sentence if x.provenance else 0)
+            toks: list[str] = []
+            for x in nodes:
+                toks.extend(tokenize(x.content + " " + _extra_text(x)))
+            self.turns.add(tk, toks + date_tokens(nodes[0].t_first))
+        self._rebuild_structure(graph)
+        self.version = version
+        return self
+
+    def _drop(self, nid: str, sig: Hashable, dirty: set[str]) -> None:
+        level = sig[0]  # type: ignore[index]
+        if level is Level.LEAF:
+            tk = self.turn_of.pop(nid, None)
+            if tk is not None:
+                members = self.turn_leaves.get(tk, [])
+                if nid in members:
+                    members.remove(nid)
+                dirty.add(tk)
+        else:
+            self.bm25[level].remove(nid)
+
+    def _add(self, n: Node, dirty: set[str]) -> None:
+        if n.level is Level.LEAF:
+            tk = turn_key(n)
+            self.turn_of[n.id] = tk
+            members = self.turn_leaves.setdefault(tk, [])
+            if n.id not in members:
+                members.append(n.id)
+            dirty.add(tk)
+        else:
+            self.bm25[n.level].add(n.id, node_doc_tokens(n))
+
+    def _rebuild_structure(self, graph: MemoryGraph) -> None:
+        # O(n) per version change: cheap next to one embedding call, and never per query.
+        self.nodes = {n.id: n for n in graph.nodes()}
+        if len(self.line_cache) > 4 * len(self.nodes) + 1024:
+            self.line_cache.clear()  # keyed by line inputs, so stale keys only cost memory
+        self.arrays = {}
+        for lv in Level:
+            ix = graph.index(lv)
+            ids = ix.ids
+            self.arrays[lv] = LevelArrays(ids, ix.matrix, {x: i for i, x in enumerate(ids)})
+        self.parent = {}
+        self.children = {}
+        for e in graph.edges(EdgeKind.SUPPORT):
+            self.parent[e.src] = e.dst
+            self.children.setdefault(e.dst, []).append(e.src)
+        self.turn_ids = list(self.turn_leaves)
+        trow = {tk: i for i, tk in enumerate(self.turn_ids)}
+        leaf_ids = self.arrays[Level.LEAF].ids
+        self.leaf_turn_row = np.fromiter((trow.get(self.turn_of.get(x, ""), -1) for x in leaf_ids),
+                                         np.int64, len(leaf_ids))
+
+
+def state_for(cache: dict[str, RetrievalState], user_id: str, graph: MemoryGraph, version: Hashable) -> RetrievalState:
+    """The cached state of a user, refreshed to ``graph`` at ``version``."""
+    st = cache.get(user_id)
+    if st is None:
+        st = cache[user_id] = RetrievalState(graph)
+    return st.refresh(graph, version)

@@ -1,0 +1,197 @@
+"""Consolidation on seeded synthetic users (real embedder, offline judge) and end to end
+through the PersonaTree API on a real SQLite file."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+from personatree import FixedClock, PersonaTree, StaleStateError
+from personatree.config import ConsolidationConfig
+from personatree.consolidate import (
+    ConsolidationPlan,
+    Consolidator,
+    apply_plan,
+    apply_user_plan,
+    consolidate_user,
+)
+from personatree.consolidate.synthetic import build_graph, noise_leaves, planted_leaves
+from personatree.judge import OfflineJudge
+from personatree.types import EdgeKind, Level
+
+from .conftest import T0
+
+NOW = T0 + timedelta(days=120)
+
+
+@pytest.fixture(scope="module")
+def judge(embedder, registry) -> OfflineJudge:
+    return OfflineJudge(embedder, registry)
+
+
+def consolidator(registry, judge, embedder, **cfg) -> Consolidator:
+    return Consolidator(ConsolidationConfig(**cfg), registry, judge, embedder=embedder)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_planted_patterns_come_back_as_mids_and_noise_stays_orphaned(seed, registry, embedder, judge) -> None:
+    leaves = planted_leaves(8, 12, T0, seed=seed) + noise_leaves(60, T0, seed=seed)
+    g = build_graph("u", leaves, registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder)
+    plan = c.plan(g, NOW)
+    planted = {n.id: n.attributes["planted"] for n in g.nodes(Level.LEAF)}
+    got = dict(zip(c.leaf_ids_, c.labels_.tolist()))
+    ids = [i for i, lab in planted.items() if lab >= 0]
+    assert adjusted_rand_score([planted[i] for i in ids], [got[i] for i in ids]) >= 0.9
+    in_mids = {leaf for m in plan.new_mids for leaf in m.member_ids}
+    assert not any(planted[i] < 0 for i in in_mids), "noise joined a mid"
+    assert set(ids) <= in_mids, "a planted leaf stayed orphaned"
+    apply_plan(g, plan, registry, c.config)
+    g.check()
+    assert all(g.parent(i) is None for i, lab in planted.items() if lab < 0)
+    for mid in g.nodes(Level.MID):
+        assert 0.5 < np.mean([g.edge(k, mid.id).psi for k in g.children(mid.id)]) <= 1.0
+        assert all(g.edge(k, mid.id).reason.startswith("consolidation: cluster") for k in g.children(mid.id))
+
+
+def test_a_burst_makes_no_root_but_the_same_mentions_spread_over_weeks_do(registry, embedder, judge) -> None:
+    burst = planted_leaves(1, 20, T0, seed=4, span_days=0.0, sessions=1)
+    spread = planted_leaves(1, 20, T0, seed=4, span_days=42.0)
+    at = T0 + timedelta(days=45)
+    for leaves, want_root in ((burst, False), (spread, True)):
+        g = build_graph("u", leaves, registry, embedder=embedder)
+        plan = consolidator(registry, judge, embedder).plan(g, at)
+        assert len(plan.new_mids) == 1 and plan.new_mids[0].confidence >= 0.7
+        assert bool(plan.promotions) is want_root, plan.describe()
+
+
+def test_consolidating_twice_changes_nothing_the_second_time(registry, embedder, judge) -> None:
+    leaves = planted_leaves(5, 10, T0, seed=7) + noise_leaves(30, T0, seed=7)
+    g = build_graph("u", leaves, registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder, k_leaves=6)
+    first = c.plan(g, NOW)
+    assert first.new_mids and first.trims and first.promotions
+    apply_plan(g, first, registry, c.config)
+    second = c.plan(g, NOW)
+    assert second.is_empty(), second.describe()
+    assert apply_plan(g, second, registry, c.config).is_empty()
+
+
+def test_plan_round_trips_through_json_and_reads_well(registry, embedder, judge) -> None:
+    g = build_graph("u", planted_leaves(3, 8, T0, seed=1), registry, embedder=embedder)
+    plan = consolidator(registry, judge, embedder).plan(g, NOW, base_version=7)
+    again = ConsolidationPlan.from_json(plan.to_json())
+    assert again == plan and again.base_version == 7
+    text = plan.describe()
+    assert "new patterns" in text and "mentions" in text
+    with pytest.raises(AttributeError):
+        plan.now = NOW  # type: ignore[misc]
+
+
+def test_plan_never_mutates_the_graph_and_a_changed_graph_refuses_it(registry, embedder, judge) -> None:
+    g = build_graph("u", planted_leaves(2, 8, T0, seed=2), registry, embedder=embedder)
+    before = g.copy()
+    plan = consolidator(registry, judge, embedder).plan(g, NOW)
+    assert g.same_as(before)
+    g.remove_node(next(iter(g.nodes(Level.LEAF))).id)
+    with pytest.raises(StaleStateError):
+        apply_plan(g, plan, registry, ConsolidationConfig())
+
+
+def test_growth_bounds_prune_delete_and_cap(registry, embedder, judge) -> None:
+    old = planted_leaves(1, 6, T0 - timedelta(days=500), seed=3, span_days=3.0)
+    old = [type(x)(x.content, "event", x.at, x.session_id, -1) for x in old[:1]]  # one stale orphan
+    leaves = old + planted_leaves(2, 30, T0, seed=3)
+    g = build_graph("u", leaves, registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder, k_leaves=10)
+    plan = c.plan(g, NOW)
+    apply_plan(g, plan, registry, c.config)
+    assert [d.node_id for d in plan.deletions] == [n.id for n in build_graph("u", leaves, registry, embedder=embedder)
+                                                   .nodes(Level.LEAF)][:1]
+    for mid in g.nodes(Level.MID):
+        assert len(g.children(mid.id)) <= 10 and mid.n_support >= 28  # counts survive the cap
+    # a root that decays below θ_prune is pruned; its mids survive, loose
+    much_later = NOW + timedelta(days=365 * 30)
+    prune_cfg = dict(theta_prune=0.6, t_orphan_days=365 * 40)
+    plan2 = consolidator(registry, judge, embedder, **prune_cfg).plan(g, much_later)
+    if any(r.schema_type == "personality" for r in g.nodes(Level.ROOT)):
+        assert plan2.prunes
+    mids_before = {m.id for m in g.nodes(Level.MID)}
+    apply_plan(g, plan2, registry, ConsolidationConfig(**prune_cfg))
+    assert {m.id for m in g.nodes(Level.MID)} == mids_before
+
+
+def test_near_duplicate_mids_are_merged_with_their_counts(registry, embedder, judge) -> None:
+    g = build_graph("u", planted_leaves(1, 12, T0, seed=5), registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder)
+    apply_plan(g, c.plan(g, NOW), registry, c.config)
+    (mid,) = list(g.nodes(Level.MID))
+    # a second, near-identical pattern formed later (as if from a separate pass)
+    g2 = build_graph("u", planted_leaves(1, 12, T0 + timedelta(days=1), seed=6), registry, embedder=embedder)
+    for leaf in g2.nodes(Level.LEAF):
+        g.add_node(leaf.copy())
+    plan = consolidator(registry, judge, embedder, merge_similarity=0.9).plan(g, NOW)
+    assert plan.merges and plan.merges[0].keeper_id == mid.id
+    (second,) = plan.new_mids
+    before = mid.n_support
+    apply_plan(g, plan, registry, ConsolidationConfig(merge_similarity=0.9))
+    assert [m.id for m in g.nodes(Level.MID)] == [mid.id]
+    want = before + len(second.member_ids)
+    assert g.node(mid.id).n_support == want and len(g.children(mid.id)) == want
+
+
+# -- end to end through PersonaTree on SQLite -----------------------------------------------
+
+
+@pytest.fixture()
+def tree(db_path, embedder):
+    t = PersonaTree.open(db_path, embedder=embedder, clock=FixedClock(NOW))
+    yield t
+    t.close()
+
+
+def feed(tree: PersonaTree, user: str, seed: int) -> int:
+    leaves = planted_leaves(3, 8, T0, seed=seed)
+    items = [{"messages": [{"role": "user", "content": s.content}], "at": s.at, "session_id": s.session_id}
+             for s in leaves]
+    tree.observe_many(user, items)
+    return len(items)
+
+
+def test_tree_consolidation_is_idempotent_and_rebuild_replays_it(tree) -> None:
+    n = feed(tree, "ana", seed=11)
+    first = tree.consolidate("ana")
+    assert first.new_mids, first.describe()
+    version = tree.store.version("ana")
+    second = tree.consolidate("ana")
+    assert second.is_empty() and tree.store.version("ana") == version
+    kinds = [e.kind for e in tree.store.events("ana")]
+    assert kinds.count("consolidate") == 1
+    assert tree.rebuild("ana").equal
+    assert len(tree.store.observations("ana")) == n
+
+
+def test_a_plan_made_before_a_concurrent_observe_is_refused(tree) -> None:
+    feed(tree, "ana", seed=12)
+    plan = consolidate_user(tree, "ana", dry_run=True)
+    assert not plan.is_empty()
+    tree.observe("ana", "I bought a new kettle today.", at=NOW, session_id="late")
+    before = (tree.store.version("ana"), tree.graph("ana"))
+    with pytest.raises(StaleStateError):
+        apply_user_plan(tree, plan)
+    assert tree.store.version("ana") == before[0] and tree.graph("ana").same_as(before[1])
+    assert not any(e.kind == "consolidate" for e in tree.store.events("ana"))
+    # planning again on the new tree works
+    assert not tree.consolidate("ana").is_empty()
+
+
+def test_support_edges_go_leaf_to_mid_and_mid_to_root(tree) -> None:
+    feed(tree, "bo", seed=13)
+    tree.consolidate("bo")
+    g = tree.graph("bo")
+    g.check()
+    for e in g.edges(EdgeKind.SUPPORT):
+        assert g.node(e.src).level.rank + 1 == g.node(e.dst).level.rank

@@ -1,0 +1,571 @@
+"""Bad-input fuzzing of every public entry point (hypothesis).
+
+Entry points: the Python API (every public method of ``PersonaTree`` with random
+arguments), the CLI (``typer``'s ``CliRunner`` on ``personatree.cli.app``), the MCP tools
+(``personatree.mcp_server``), store URLs (``open_store``), schema files
+(``SchemaRegistry.load``), export files (``personatree.portability.import_export``) and
+the redaction functions.
+
+For every input: only :class:`~personatree.errors.PersonaTreeError` (or a clean exit /
+tool error at the CLI and MCP edges) escapes; a refused call writes nothing (store-wide
+``counts()`` and every user's ``checksum()`` are compared before and after); and no call
+hangs (each runs under a wall-clock alarm). The number of inputs tried is printed.
+
+Trees use the ``HashingEmbedder`` with the real offline judge so hundreds of inputs run
+in seconds; the CLI opens trees as a user would (packaged model, loaded once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+import math
+import os
+import re
+import signal
+import string
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from personatree import FixedClock, PersonaTree, PersonaTreeError
+from personatree.cli import app
+from personatree.config import PersonaTreeConfig
+from personatree.embedders import HashingEmbedder
+from personatree.errors import ConfigError
+from personatree.judge import OfflineJudge
+from personatree.portability import import_export
+from personatree.redact import PATTERNS, Redactor, luhn_ok, redact
+from personatree.schema import SchemaRegistry, default_schema_dir
+from personatree.store import open_store
+
+from .conftest import T0
+
+TRIED: dict[str, int] = {}
+CALL_TIMEOUT_S = 30.0
+
+
+def _count(kind: str) -> None:
+    TRIED[kind] = TRIED.get(kind, 0) + 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_counts(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    message = f"fuzz: {sum(TRIED.values())} inputs tried {dict(sorted(TRIED.items()))}"
+    print(message)
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message)
+
+
+class Hang(Exception):
+    """A call ran past the alarm (not a PersonaTreeError, so it fails the test)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float = CALL_TIMEOUT_S) -> Iterator[None]:
+    def boom(signum: int, frame: Any) -> None:
+        raise Hang(f"call did not return within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# -- strategies ------------------------------------------------------------------------------
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40), st.binary(max_size=20),
+    st.sampled_from(["", " ", "\x00", "\ud800", "ana", "leaf", "mid", "root", "lf_x", "2024-03-01",
+                     "💥", "a" * 300, "\n", "Z", "NaN", "-1"]),
+    st.datetimes(timezones=st.sampled_from([None, timezone.utc])), st.dates(),
+)
+anything = st.recursive(
+    scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner,
+                                                                                   max_size=4),
+                                     st.tuples(inner, inner)),
+    max_leaves=8,
+)
+roles = st.one_of(st.sampled_from(["user", "assistant", "system", "tool"]), anything)
+message = st.one_of(
+    st.fixed_dictionaries({"role": roles, "content": st.one_of(st.text(max_size=80), anything)}),
+    st.fixed_dictionaries({"role": roles, "content": st.text(max_size=40), "name": anything}),
+    st.dictionaries(st.sampled_from(["role", "content", "name", "extra"]), anything, max_size=4),
+    anything,
+)
+messages = st.one_of(st.text(max_size=120), st.lists(message, max_size=4), anything)
+user_ids = st.one_of(st.sampled_from(["ana", "bo", "nobody"]), anything)
+node_ids = st.one_of(st.sampled_from(["lf_missing"]), anything)
+times = st.one_of(st.none(), st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+                  st.text(max_size=30), st.floats(), st.integers(), anything)
+
+
+@pytest.fixture(scope="module")
+def parts(registry: SchemaRegistry) -> tuple[HashingEmbedder, OfflineJudge]:
+    emb = HashingEmbedder(256)
+    return emb, OfflineJudge(emb, registry)
+
+
+def _tree(url: str, parts: Any, registry: SchemaRegistry) -> PersonaTree:
+    emb, judge = parts
+    return PersonaTree(open_store(url), config=PersonaTreeConfig(), registry=registry, embedder=emb,
+                       judge=judge, clock=FixedClock(T0 + timedelta(days=30)))
+
+
+@pytest.fixture(scope="module")
+def api_tree(tmp_path_factory: pytest.TempPathFactory, parts: Any, registry: SchemaRegistry) -> Iterator[PersonaTree]:
+    tree = _tree(str(tmp_path_factory.mktemp("fuzz") / "api.db"), parts, registry)
+    for uid in ("ana", "bo"):
+        tree.observe_many(uid, [{"messages": t, "at": T0 + timedelta(days=i)} for i, t in enumerate(
+            ["I love spicy food.", "I run every Sunday.", "My sister Mia lives in Oslo.", "I love spicy curry.",
+             "I run every Sunday morning.", "I love spicy noodles."] * 2)])
+    tree.consolidate("ana")
+    yield tree
+    tree.close()
+
+
+def snapshot(tree: PersonaTree) -> tuple[Any, ...]:
+    store = tree.store
+    return (store.counts(), tuple((u, store.checksum(u)) for u in store.users()))
+
+
+def expect_clean(fn: Callable[[], Any], tree: PersonaTree | None = None, *, mutates: bool = True) -> Any:
+    """Run ``fn``: a PersonaTreeError must leave the store as it was; nothing else may escape."""
+    before = snapshot(tree) if tree is not None else None
+    try:
+        with deadline():
+            return fn()
+    except PersonaTreeError:
+        if tree is not None:
+            assert snapshot(tree) == before, "a refused call changed the store"
+        return None
+
+
+# -- the Python API ------------------------------------------------------------------------
+
+API_CALLS = {
+    "observe": st.fixed_dictionaries({"user_id": user_ids, "messages": messages, "at": times,
+                                      "session_id": st.one_of(st.none(), anything),
+                                      "observation_id": st.one_of(st.none(), anything),
+                                      "metadata": st.one_of(st.none(), anything)}),
+    "observe_many": st.fixed_dictionaries({
+        "user_id": user_ids,
+        "interactions": st.one_of(st.lists(st.one_of(
+            st.fixed_dictionaries({"messages": messages, "at": times}),
+            st.dictionaries(st.sampled_from(["messages", "at", "session_id", "observation_id", "metadata", "x"]),
+                            anything, max_size=4), anything), max_size=4), anything),
+        "batch_size": st.one_of(st.just(256), anything)}),
+    "search": st.fixed_dictionaries({"user_id": user_ids, "query": st.one_of(st.text(max_size=60), anything),
+                                     "k": st.one_of(st.integers(-3, 50), anything),
+                                     "level": st.one_of(st.none(), st.sampled_from(["leaf", "mid", "root"]),
+                                                        anything)}),
+    # Known bugs (see KNOWN_BUGS) are kept out of the random arguments, so the fuzzer keeps
+    # exploring past them: recall(model=non-str), confidence(at=non-datetime),
+    # consolidate(now=non-datetime).
+    "recall": st.fixed_dictionaries({"user_id": user_ids, "query": st.one_of(st.text(max_size=60), anything),
+                                     "budget": st.one_of(st.none(), st.integers(-5, 3000), anything),
+                                     "model": st.one_of(st.none(), st.text(max_size=20))}),
+    "explain": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids}),
+    "node": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids}),
+    "confidence": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids,
+                                         "at": st.one_of(st.none(), st.datetimes())}),
+    "nodes": st.fixed_dictionaries({"user_id": user_ids, "level": st.one_of(st.none(), anything),
+                                    "schema_type": st.one_of(st.none(), anything)}),
+    "forget": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids,
+                                     "cascade": st.one_of(st.booleans(), anything)}),
+    "stats": st.fixed_dictionaries({"user_id": user_ids}),
+    "export": st.fixed_dictionaries({"user_id": user_ids}),
+    "render": st.fixed_dictionaries({"user_id": user_ids}),
+    "graph": st.fixed_dictionaries({"user_id": user_ids}),
+    "consolidate": st.fixed_dictionaries({"user_id": user_ids, "dry_run": st.one_of(st.just(True), anything),
+                                          "now": st.one_of(st.none(), st.datetimes())}),
+    "delete_user": st.fixed_dictionaries({"user_id": st.one_of(st.sampled_from(["nobody"]), anything)}),
+    "rebuild": st.fixed_dictionaries({"user_id": st.one_of(st.sampled_from(["nobody"]), anything)}),
+}
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@given(call=st.one_of(*(st.tuples(st.just(name), args) for name, args in API_CALLS.items())),
+       real_node=st.booleans())
+def test_api_accepts_only_typed_errors(api_tree: PersonaTree, call: tuple[str, dict[str, Any]],
+                                       real_node: bool) -> None:
+    name, kwargs = call
+    kwargs = dict(kwargs)
+    if real_node and "node_id" in kwargs and kwargs.get("user_id") in ("ana", "bo"):
+        # Half the node calls hit a real node of a (maybe other) user.
+        nodes = api_tree.nodes("ana")
+        if nodes:
+            kwargs["node_id"] = nodes[len(nodes) // 2].id
+    if name == "forget" and kwargs.get("user_id") in ("ana", "bo") and isinstance(kwargs.get("node_id"), str) \
+            and kwargs["node_id"] != "lf_missing":
+        kwargs["node_id"] += "-not-there"  # keep the shared tree: forgetting for real is tested elsewhere
+    user = kwargs.pop("user_id")
+    fn = getattr(api_tree, name)
+    expect_clean(lambda: fn(user, **kwargs), api_tree)
+    _count("api")
+
+
+KNOWN_BUGS = {
+    # api.confidence: utc(at) on an unvalidated value (should use inputs.parse_time)
+    "confidence(at='2024')": lambda t, nid: t.confidence("ana", nid, at="2024"),
+    # api.consolidate -> consolidate_user: utc(now) on an unvalidated value
+    "consolidate(now=[])": lambda t, nid: t.consolidate("ana", now=[]),
+    # retrieval: the model name reaches a regex unvalidated
+    "recall(model=5)": lambda t, nid: t.recall("ana", "spicy food", model=5),
+    # api.explain: max_observations is used as a slice bound unvalidated
+    "explain(max_observations='x')": lambda t, nid: t.explain("ana", nid, max_observations="x"),
+    # inputs.parse_time: converting year 1 with a positive offset to UTC overflows
+    "observe(at='0001-01-01T00:00:00+01:00')": lambda t, nid: t.observe(
+        "ana", "I love tea.", at="0001-01-01T00:00:00+01:00"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KNOWN_BUGS))
+@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, OverflowError),
+                   reason="found by this fuzzer: an untyped exception escapes (see the case name)")
+def test_known_untyped_errors(api_tree: PersonaTree, case: str) -> None:
+    nid = api_tree.nodes("ana")[0].id
+    expect_clean(lambda: KNOWN_BUGS[case](api_tree, nid), api_tree)
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+
+COMMANDS = ["observe", "show", "explain", "search", "stats", "users", "export", "forget", "delete-user",
+            "rebuild", "import", "profile", "consolidate", "recall", "nope", "--help", ""]
+cli_words = st.one_of(
+    st.sampled_from(["ana", "bo", "-", "--json", "-k", "0", "-5", "99999999999999999999", "--level", "mid",
+                     "--cascade", "--yes", "--dry-run", "--budget", "--out", "nan", "lf_missing", "--", "-s"]),
+    st.text(alphabet=string.printable, max_size=20),
+)
+
+
+@pytest.fixture(scope="module")
+def cli_store(tmp_path_factory: pytest.TempPathFactory, parts: Any, registry: SchemaRegistry) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "cli.db"
+    tree = _tree(str(path), parts, registry)
+    tree.observe("ana", "I love spicy food.", at=T0)
+    tree.close()
+    return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(command=st.sampled_from(COMMANDS), words=st.lists(cli_words, max_size=4),
+       stdin=st.one_of(st.none(), st.text(max_size=200), st.sampled_from(['{"messages": 3}', "[]", "{\n", "null"])))
+def test_cli_exits_cleanly(cli_store: Path, tmp_path_factory: pytest.TempPathFactory, command: str,
+                           words: list[str], stdin: str | None) -> None:
+    # Commands that open a tree cost a model load each; the rest exercise argument parsing.
+    assume(command not in ("", "nope") or words)
+    args = ([command] if command else []) + words
+    # Output files and stores always land in a scratch folder.
+    args = [a if a != "--out" else "--out=" + str(tmp_path_factory.getbasetemp() / "out.json") for a in args]
+    args += ["--store", str(cli_store)] if command not in ("--help", "", "nope", "users") or words else []
+    before = open_store(str(cli_store))
+    snap = (before.counts(), tuple((u, before.checksum(u)) for u in before.users()))
+    before.close()
+    with deadline(120):
+        res = CliRunner().invoke(app, args, input=stdin, catch_exceptions=True)
+    assert res.exception is None or isinstance(res.exception, SystemExit), (args, repr(res.exception))
+    assert "Traceback" not in res.output, args
+    assert res.exit_code in (0, 1, 2), (args, res.exit_code, res.output[-500:])
+    if res.exit_code != 0:
+        after = open_store(str(cli_store))
+        try:
+            assert (after.counts(), tuple((u, after.checksum(u)) for u in after.users())) == snap, args
+        finally:
+            after.close()
+    _count("cli")
+
+
+# -- MCP tools -----------------------------------------------------------------------------
+
+MCP_ARGS = {
+    "remember": st.dictionaries(st.sampled_from(["text", "messages", "user_id", "at", "session_id", "x"]),
+                                st.one_of(messages, anything), max_size=4),
+    "recall": st.dictionaries(st.sampled_from(["query", "user_id", "budget"]), anything, max_size=3),
+    "explain": st.dictionaries(st.sampled_from(["node_id", "user_id"]), anything, max_size=2),
+    "profile": st.dictionaries(st.sampled_from(["user_id", "limit"]), anything, max_size=2),
+    "forget": st.dictionaries(st.sampled_from(["node_id", "user_id", "cascade"]), anything, max_size=3),
+}
+
+
+@pytest.fixture(scope="module")
+def mcp(parts: Any, registry: SchemaRegistry) -> Iterator[tuple[Any, type[Exception], PersonaTree]]:
+    server_mod = pytest.importorskip("personatree.mcp_server")
+    try:
+        _, tool_error = server_mod.server_class()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    tree = _tree("memory://", parts, registry)
+    tree.observe("ana", "I love spicy food. I run every Sunday.", at=T0)
+    yield server_mod.build_server(tree, default_user="ana"), tool_error, tree
+    tree.close()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tool=st.sampled_from(sorted(MCP_ARGS)), data=st.data())
+def test_mcp_tools_return_or_raise_tool_errors(mcp: tuple[Any, type[Exception], PersonaTree], tool: str,
+                                               data: st.DataObject) -> None:
+    server, tool_error, tree = mcp
+    args = data.draw(MCP_ARGS[tool])
+    if tool == "forget":
+        args = {**args, "node_id": f"{args.get('node_id')}-not-there"}
+    before = snapshot(tree)
+    try:
+        with deadline():
+            asyncio.run(server.call_tool(tool, args))
+    except tool_error:
+        assert snapshot(tree) == before, "a refused tool call changed the store"
+    _count("mcp")
+
+
+# -- store URLs ------------------------------------------------------------------------------
+
+url_rest = st.text(alphabet=string.ascii_letters + string.digits + "/:._-?=&%@ ", max_size=30)
+# PostgreSQL URLs only ever name a local host: random host names would mean DNS look-ups.
+pg_rest = st.text(alphabet=string.ascii_letters + string.digits + "/:._-?=&@ ", max_size=30)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(url=st.one_of(
+    st.tuples(st.sampled_from(["sqlite://", "sqlite:///", "memory://", "mysql://", "file://", "", "SQLITE:///",
+                               "s3://", "Memory://"]), url_rest).map("".join),
+    st.builds(lambda scheme, host, port, rest: f"{scheme}nobody@{host}:{port}/{rest}",
+              st.sampled_from(["postgresql://", "postgres://", "postgresql+psycopg://"]),
+              st.sampled_from(["127.0.0.1", "localhost", "[::1]"]), st.integers(1, 65535), pg_rest),
+    anything,
+))
+def test_store_urls(tmp_path_factory: pytest.TempPathFactory, url: Any) -> None:
+    if isinstance(url, str):
+        url = url.replace("////", "///")  # never let random absolute paths escape the scratch folder
+        assume(not url.startswith("/"))
+    scratch = tmp_path_factory.mktemp("urls")
+    cwd = os.getcwd()
+    os.chdir(scratch)
+    try:
+        store = expect_clean(lambda: open_store(url, busy_timeout_s=1.0))
+        if store is not None:
+            store.close()
+    finally:
+        os.chdir(cwd)
+    _count("store_url")
+
+
+@pytest.mark.xfail(strict=True, raises=UnicodeDecodeError, reason=(
+    "bug in the PostgreSQL store: a percent-encoded non-UTF-8 byte in the URL escapes from "
+    "psycopg's conninfo parser as UnicodeDecodeError instead of a ConfigError"))
+def test_store_url_with_percent_encoded_byte_is_a_config_error() -> None:
+    with deadline():
+        with pytest.raises(PersonaTreeError):
+            open_store("postgresql://nobody@127.0.0.1:1/%A0")
+
+
+def test_store_url_that_is_not_a_database(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    for url in (str(junk), f"sqlite:///{junk}", str(tmp_path)):
+        with pytest.raises(PersonaTreeError):
+            with deadline():
+                open_store(url)
+    _count("store_url")
+
+
+# -- schema files ----------------------------------------------------------------------------
+
+SHIPPED_TYPES = (default_schema_dir() / "types.toml").read_text(encoding="utf-8")
+
+
+@st.composite
+def broken_schema(draw: st.DrawFn) -> bytes:
+    lines = SHIPPED_TYPES.splitlines()
+    for _ in range(draw(st.integers(1, 6))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["drop", "dup", "value", "garbage", "swap"]))
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "value" and "=" in lines[i]:
+            key = lines[i].split("=", 1)[0]
+            value = draw(st.sampled_from(['-1', '0', '1e400', '"x"', '[]', '["nope"]', 'inf', 'nan', '{}',
+                                         '"leaf"', '["root", "leaf"]', 'true', '""', '1.5']))
+            lines[i] = f"{key}= {value}"
+        elif op == "garbage":
+            lines[i] = draw(st.text(max_size=30))
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+    text = "\n".join(lines).encode("utf-8", errors="surrogatepass")
+    if draw(st.booleans()):
+        text = draw(st.binary(max_size=30)) + text[draw(st.integers(0, len(text))):]
+    return text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(blob=broken_schema())
+def test_schema_files(tmp_path_factory: pytest.TempPathFactory, blob: bytes) -> None:
+    path = tmp_path_factory.mktemp("schema") / "types.toml"
+    path.write_bytes(blob)
+    registry = expect_clean(lambda: SchemaRegistry.load(path))
+    if registry is not None:
+        # A file that loads must give a usable registry.
+        for t in registry:
+            registry.half_life(t.name)
+            registry.prior_logit(t.name)
+            assert 0.0 < t.prior < 1.0 and math.isfinite(registry.prior_logit(t.name))
+    _count("schema_file")
+
+
+# -- import files ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def export_data(api_tree: PersonaTree) -> dict[str, Any]:
+    return orjson.loads(orjson.dumps(api_tree.export("ana")))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:3]):
+            yield from _paths(v, prefix + (i,))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_import_files(export_data: dict[str, Any], parts: Any, registry: SchemaRegistry,
+                      data: st.DataObject) -> None:
+    doc = copy.deepcopy(export_data)
+    paths = list(_paths(doc))[1:]
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(paths))
+        parent = doc
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            action = data.draw(st.sampled_from(["set", "delete", "dup"]))
+            if action == "delete":
+                del parent[path[-1]]
+            elif action == "dup" and isinstance(parent, list):
+                parent.append(copy.deepcopy(parent[path[-1]]))
+            else:
+                parent[path[-1]] = data.draw(st.one_of(anything, st.sampled_from(
+                    ["", "md_x", "2024-13-01T00:00:00+00:00", "support", "!!", base64.b64encode(b"\0" * 8).decode(),
+                     1e308, -1, 10**30, "lf_" + "x" * 300])))
+        except (KeyError, IndexError, TypeError):
+            continue
+    as_text = data.draw(st.booleans())
+    try:
+        payload: Any = orjson.dumps(doc) if as_text else doc
+    except TypeError:
+        payload = doc  # values orjson cannot encode still reach the importer as objects
+    target = _tree("memory://", parts, registry)
+    try:
+        report = expect_clean(lambda: import_export(target, payload), target)
+        if report is not None:
+            # Whatever imports must be a valid, loadable, re-exportable tree.
+            target.graph(report.user_id).check()
+            target.export(report.user_id)
+    finally:
+        target.close()
+    _count("import_file")
+
+
+@settings(max_examples=60, deadline=None)
+@given(blob=st.one_of(st.binary(max_size=200), st.text(max_size=200)))
+def test_import_raw_bytes(parts: Any, registry: SchemaRegistry, blob: bytes | str) -> None:
+    target = _tree("memory://", parts, registry)
+    try:
+        expect_clean(lambda: import_export(target, blob), target)
+        assert target.store.counts()["users"] == 0 or isinstance(blob, str)
+    finally:
+        target.close()
+    _count("import_file")
+
+
+# -- redaction -----------------------------------------------------------------------------
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}", re.ASCII)
+CARD_RUN = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)", re.ASCII)
+
+
+def _luhn_complete(prefix: str) -> str:
+    for d in "0123456789":
+        if luhn_ok(prefix + d):
+            return prefix + d
+    raise AssertionError("unreachable")
+
+
+cards = st.builds(
+    lambda digits, sep: sep.join(digits[i:i + 4] for i in range(0, len(digits), 4)),
+    st.integers(12, 18).flatmap(lambda n: st.text(alphabet="0123456789", min_size=n, max_size=n)).map(_luhn_complete),
+    st.sampled_from(["", " ", "-"]),
+)
+emails = st.builds(lambda a, b, c: f"{a}@{b}.{c}", st.from_regex(r"[a-z0-9._+-]{1,12}", fullmatch=True),
+                   st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True),
+                   st.sampled_from(["com", "org", "io", "co.uk", "museum"]))
+phones = st.sampled_from(["+47 912 34 567", "(555) 123-4567", "555-123-4567", "+14155550123", "020 7946 0958",
+                          "+33 1 23 45 67 89", "0047 22 33 44 55", "555.123.4567"])
+filler = st.text(alphabet=string.ascii_letters + " ,.!?'", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts_=st.lists(st.one_of(filler, cards, emails, phones), min_size=1, max_size=6))
+def test_redaction_removes_every_planted_value(parts_: list[str]) -> None:
+    text = " ".join(parts_)
+    out = redact(text)
+    assert not EMAIL.search(out), out
+    for run in CARD_RUN.findall(out):
+        assert not luhn_ok(re.sub(r"[ -]", "", run)), out
+    for p in parts_:
+        if p and any(ch.isdigit() for ch in p) and p.strip():
+            assert p not in out or not any(ch.isdigit() for ch in p.strip(string.ascii_letters + " ,.!?'")), out
+    assert redact(out) == out  # idempotent
+    _count("redact")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300), patterns=st.lists(st.sampled_from(PATTERNS), unique=True))
+def test_redaction_never_fails_and_is_idempotent(text: str, patterns: list[str]) -> None:
+    with deadline(5):  # no catastrophic backtracking
+        out = redact(text, patterns)
+        assert redact(out, patterns) == out
+    if not any(ch.isdigit() for ch in text) and "@" not in text:
+        assert out == text
+    _count("redact")
+
+
+def test_redactor_examples_and_errors() -> None:
+    r = Redactor()
+    assert r("card 4111 1111 1111 1111, mail ana@example.org, call +47 912 34 567") == \
+        "card [CARD], mail [EMAIL], call [PHONE]"
+    # Not redacted: a Luhn-invalid number, dates, times, amounts, IPs, short numbers.
+    keep = "ref 4111-1111-1111-1112 on 2024-03-01 at 10:30 for 1,250 USD from 192.168.1.10, room 12345"
+    assert r(keep) == keep
+    assert Redactor(patterns=("email",))("call 555-123-4567") == "call 555-123-4567"
+    assert Redactor(patterns=(), custom=str.upper)("ana") == "ANA"
+    with pytest.raises(ConfigError):
+        Redactor(patterns=("ssn",))
+    with pytest.raises(ConfigError):
+        Redactor(custom=lambda t: 1 / 0)("x")
+    with pytest.raises(ConfigError):
+        Redactor(custom=lambda t: None)("x")  # type: ignore[arg-type, return-value]
+    _count("redact")

@@ -1,0 +1,311 @@
+"""Tests of the offline judge with the real packaged embedder and the shipped registry."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from personatree.embedders import SentenceTransformerEmbedder
+from personatree.judge import OfflineJudge
+from personatree.ports import Embedder, Judge
+from personatree.schema import SchemaRegistry
+from personatree.types import Level, Message, Node, Observation, Route
+
+T0 = datetime(2024, 3, 5, 12, 0, tzinfo=timezone.utc)
+
+
+class CountingEmbedder:
+    """A real Embedder that counts calls (delegates to the packaged model)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.calls: list[int] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        return self.inner.embed(texts)
+
+
+class FixedRouter:
+    """A scripted router (the trained one lives in personatree.retrieval.router)."""
+
+    def route(self, query: str) -> Route:
+        return Route(Level.MID, {Level.LEAF: 0.1, Level.MID: 0.8, Level.ROOT: 0.1}, ("preference",))
+
+
+@pytest.fixture(scope="module")
+def embedder() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="module")
+def registry() -> SchemaRegistry:
+    return SchemaRegistry.load()
+
+
+@pytest.fixture(scope="module")
+def judge(embedder: SentenceTransformerEmbedder, registry: SchemaRegistry) -> OfflineJudge:
+    return OfflineJudge(embedder, registry)
+
+
+def obs(oid: str, *messages: Message, at: datetime = T0, session: str = "s1") -> Observation:
+    return Observation(oid, "u1", session, at, tuple(messages))
+
+
+def node(embedder: Embedder, text: str, schema_type: str, level: Level = Level.LEAF, *,
+         nid: str | None = None, attributes: dict | None = None,
+         t: datetime = T0, n_support: int = 0) -> Node:
+    return Node(nid or text, "u1", level, schema_type, text, dict(attributes or {}), t, t, 0.0,
+                n_support=n_support, embedding=embedder.embed([text])[0])
+
+
+def cos(a: Node, b: Node) -> float:
+    assert a.embedding is not None and b.embedding is not None
+    return float(a.embedding @ b.embedding)
+
+
+# -- protocol -----------------------------------------------------------------------------
+
+
+def test_implements_the_judge_protocol(judge: OfflineJudge) -> None:
+    assert isinstance(judge, Judge)
+    assert judge.name == "offline"
+
+
+# -- extraction ---------------------------------------------------------------------------
+
+
+def test_extract_keeps_self_statements_and_drops_the_rest(judge: OfflineJudge) -> None:
+    o = obs(
+        "o1",
+        Message("user", "Hey Mel! Good to see you! How have you been? I love hiking in the mountains."),
+        Message("assistant", "That sounds lovely! I enjoy helping you plan hikes."),
+        Message("system", "You are a helpful assistant."),
+        Message("user", "Thanks! The kids loved the beach trip. What about you?"),
+    )
+    [drafts] = judge.extract([o])
+    assert [d.content for d in drafts] == ["I love hiking in the mountains.", "The kids loved the beach trip."]
+    first, second = drafts
+    assert (first.provenance.observation_id, first.provenance.turn, first.provenance.sentence) == ("o1", 0, 3)
+    assert (second.provenance.turn, second.provenance.sentence) == (3, 1)
+    assert first.provenance.at == T0 and first.provenance.session_id == "s1"
+    assert first.schema_type == "preference"
+    attrs = first.attributes
+    assert attrs["polarity"] == 1 and attrs["negated"] is False and attrs["role"] == "user"
+    assert attrs["topic"] == "hiking" and attrs["time"] is None and attrs["speaker"] is None
+    assert isinstance(attrs["type_score"], float) and isinstance(attrs["entities"], list)
+    assert first.embedding is not None and first.embedding.dtype == np.float32
+    assert abs(float(np.linalg.norm(first.embedding)) - 1.0) < 1e-4
+
+
+def test_extract_embeds_everything_in_one_batch(embedder: Embedder, registry: SchemaRegistry) -> None:
+    counting = CountingEmbedder(embedder)
+    j = OfflineJudge(counting, registry)
+    counting.calls.clear()  # construction embedded the schema examples
+    observations = [obs(f"o{i}", Message("user", f"I went hiking with friend number {i}. I love it."))
+                    for i in range(5)]
+    out = j.extract(observations)
+    assert counting.calls == [10]
+    assert [len(d) for d in out] == [2] * 5
+    assert j.extract([obs("q", Message("user", "Hi!"), Message("assistant", "I like cats."))]) == [[]]
+    assert j.extract([]) == []
+    assert counting.calls == [10]  # nothing to embed, no call
+
+
+def test_extract_locomo_style_speakers(judge: OfflineJudge) -> None:
+    o = obs(
+        "D1",
+        Message("user", "Hey Caroline! I went to a LGBTQ support group yesterday and it was so powerful.",
+                name="Caroline"),
+        Message("user", "Wow, that's cool! I'm swamped with the kids & work.", name="Melanie"),
+    )
+    [drafts] = judge.extract([o])
+    assert [(d.attributes["speaker"], d.provenance.turn) for d in drafts] == [("Caroline", 0), ("Melanie", 1)]
+    assert drafts[0].attributes["time"] == "yesterday"
+    assert "LGBTQ" in drafts[0].attributes["entities"]
+    assert drafts[0].schema_type == "event"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "schema_type"),
+    [
+        ("I'm allergic to peanuts.", "fact"),
+        ("I work as a software engineer.", "fact"),
+        ("I go running every morning.", "routine"),
+        ("I usually cook dinner at home.", "routine"),
+        ("I love hiking.", "preference"),
+        ("I hate horror movies.", "preference"),
+        ("I went to a concert last night.", "event"),
+        ("We adopted a kitten two weeks ago.", "event"),
+        ("I've been feeling really anxious lately.", "state"),
+        ("I'm planning to run a marathon next year.", "goal"),
+        ("My dream is to open a bakery.", "goal"),
+        ("My mom calls me every day.", "relationship"),
+        ("My best friend lives in Chicago.", "relationship"),
+        ("Loud crowds make me anxious.", "trigger"),
+        ("Deadlines always stress me out.", "trigger"),
+    ],
+)
+def test_extract_types_obvious_examples(judge: OfflineJudge, sentence: str, schema_type: str) -> None:
+    [[draft]] = judge.extract([obs("o", Message("user", sentence))])
+    assert draft.schema_type == schema_type
+
+
+def test_extract_is_deterministic(judge: OfflineJudge) -> None:
+    o = [obs("a", Message("user", "I stopped hiking after my knee injury. I moved to Lisbon in 2021!")),
+         obs("b", Message("user", "My sister Anna and I talk every day."))]
+    a, b = judge.extract(o), judge.extract(o)
+    key = lambda out: [[(d.content, d.schema_type, dict(d.attributes), d.provenance) for d in ds] for ds in out]  # noqa: E731
+    assert key(a) == key(b)
+    assert a[0][0].attributes["cessation"] is True and a[0][0].attributes["polarity"] == -1
+
+
+def test_extract_chunks_overlong_sentences(judge: OfflineJudge) -> None:
+    text = ", ".join(f"I visited museum number {i} in the old town" for i in range(40)) + "."
+    [drafts] = judge.extract([obs("long", Message("user", text))])
+    assert len(drafts) > 1
+    assert all(len(d.content) <= 600 for d in drafts)
+    assert [d.provenance.sentence for d in drafts] == list(range(len(drafts)))
+
+
+# -- validation ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hiking_mid(embedder: Embedder) -> Node:
+    return node(embedder, "Loves hiking (5 mentions, Mar–Jun 2024)", "preference", Level.MID,
+                nid="mid-hiking", attributes={"polarity": 1})
+
+
+@pytest.fixture(scope="module")
+def hiking_leaf_parent(embedder: Embedder) -> Node:
+    return node(embedder, "I enjoy hiking", "preference", Level.MID, nid="mid-enjoy")
+
+
+def _verdict(judge: OfflineJudge, embedder: Embedder, text: str, schema_type: str, parent: Node):
+    leaf = node(embedder, text, schema_type)
+    [v] = judge.validate([(leaf, parent, cos(leaf, parent))])
+    assert -1.0 <= v.psi <= 1.0 and v.reason
+    return v
+
+
+@pytest.mark.parametrize("parent_name", ["hiking_mid", "hiking_leaf_parent"])
+def test_same_stance_supports(judge, embedder, parent_name, request) -> None:
+    v = _verdict(judge, embedder, "I love hiking", "preference", request.getfixturevalue(parent_name))
+    assert v.label == "support" and v.psi >= 0.6
+
+
+@pytest.mark.parametrize("parent_name", ["hiking_mid", "hiking_leaf_parent"])
+@pytest.mark.parametrize(
+    ("text", "schema_type"),
+    [("I stopped hiking after my knee injury", "event"),
+     ("I don't like hiking anymore", "preference"),
+     ("I hate hiking now", "preference")],
+)
+def test_cessation_and_opposite_stance_conflict(judge, embedder, parent_name, request, text, schema_type) -> None:
+    v = _verdict(judge, embedder, text, schema_type, request.getfixturevalue(parent_name))
+    assert v.label == "conflict" and v.psi <= -0.35, v
+
+
+def test_unrelated_topic_gives_small_psi(judge, embedder, hiking_mid) -> None:
+    v = _verdict(judge, embedder, "I visited the art museum downtown yesterday", "event", hiking_mid)
+    assert v.label == "unrelated" and abs(v.psi) < 0.15
+
+
+def test_schema_incompatible_pair_is_unrelated_however_similar(judge, embedder, hiking_mid) -> None:
+    leaf = node(embedder, "I love hiking", "fact")  # fact leaves may only support fact mids
+    [v] = judge.validate([(leaf, hiking_mid, 0.99)])
+    assert v.label == "unrelated" and v.psi == 0.0 and "schema" in v.reason
+
+
+def test_parent_polarity_attribute_wins_over_its_text(judge, embedder) -> None:
+    parent = node(embedder, "Hiking", "preference", Level.MID, attributes={"polarity": -1})
+    leaf = node(embedder, "I love hiking", "preference")
+    [v] = judge.validate([(leaf, parent, 0.8)])
+    assert v.label == "conflict"
+
+
+def test_psi_grows_with_relatedness(judge, embedder, hiking_mid) -> None:
+    leaf = node(embedder, "I love hiking", "preference")
+    low, mid, high = judge.validate([(leaf, hiking_mid, s) for s in (0.3, 0.45, 0.6)])
+    assert 0 < low.psi < mid.psi < high.psi
+    stop = node(embedder, "I stopped hiking", "event")
+    low, high = judge.validate([(stop, hiking_mid, s) for s in (0.3, 0.6)])
+    assert high.psi < low.psi < 0
+
+
+def test_negated_fact_conflicts(judge, embedder) -> None:
+    parent = node(embedder, "Has two kids", "fact", Level.MID)
+    v = _verdict(judge, embedder, "I don't have kids", "fact", parent)
+    assert v.label == "conflict"
+    v = _verdict(judge, embedder, "I have two kids", "fact", parent)
+    assert v.label == "support"
+
+
+# -- routing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "level"),
+    [("Why does she volunteer so much?", Level.ROOT),
+     ("What kind of person is Caroline?", Level.ROOT),
+     ("Would Melanie enjoy a pottery class?", Level.ROOT),
+     ("What does he usually do on weekends?", Level.MID),
+     ("What has she been reading lately?", Level.MID),
+     ("When did Caroline go to the support group?", Level.LEAF)],
+)
+def test_route_fallback(judge: OfflineJudge, query: str, level: Level) -> None:
+    r = judge.route(query)
+    assert r.level is level
+    assert abs(sum(r.probabilities.values()) - 1.0) < 1e-9
+    assert max(r.probabilities, key=r.probabilities.__getitem__) is level
+
+
+def test_route_delegates_to_router(embedder: Embedder, registry: SchemaRegistry) -> None:
+    j = OfflineJudge(embedder, registry, router=FixedRouter())
+    assert j.route("anything").schema_types == ("preference",)
+
+
+# -- summarization ------------------------------------------------------------------------
+
+
+def test_summarize_mid_uses_medoid_count_and_span(judge, embedder) -> None:
+    texts = ["I love hiking in the mountains.", "I really love hiking.", "Hiking in the mountains is my favourite.",
+             "I adore mountain hikes.", "I bought new shoes."]
+    months = [3, 4, 5, 6, 6]
+    members = [node(embedder, t, "preference", nid=f"l{i}", t=datetime(2024, m, 2, tzinfo=timezone.utc))
+               for i, (t, m) in enumerate(zip(texts, months))]
+    s = judge.summarize(list(reversed(members)), Level.MID, "preference")
+    assert s.schema_type == "preference"
+    assert s.attributes["medoid"] in {"l0", "l1", "l2", "l3"}
+    assert s.content.endswith("(5 mentions, Mar–Jun 2024)")
+    assert s.content.startswith(("Loves hiking", "Really loves hiking", "Hiking", "Adores"))
+    assert s.attributes["mentions"] == 5 and s.attributes["polarity"] == 1
+    assert judge.summarize(members, Level.MID, "preference") == s  # order-independent
+
+
+def test_summarize_spans_and_root(judge, embedder) -> None:
+    one = node(embedder, "I'm allergic to peanuts", "fact", nid="x")
+    s = judge.summarize([one], Level.MID, "fact")
+    assert s.content == "Allergic to peanuts (1 mention, Mar 2024)"
+    mids = [node(embedder, "Loves hiking in the mountains (5 mentions, Nov 2023–Feb 2024)", "preference", Level.MID,
+                 nid="m1", t=datetime(2023, 11, 1, tzinfo=timezone.utc), n_support=5),
+            node(embedder, "Goes hiking every weekend (4 mentions, Feb 2024)", "routine", Level.MID,
+                 nid="m2", t=datetime(2024, 2, 1, tzinfo=timezone.utc), n_support=4)]
+    r = judge.summarize(mids, Level.ROOT, "personality")
+    assert r.content in {"Loves hiking in the mountains", "Goes hiking every weekend"}
+    assert r.attributes["members"] == 2 and r.attributes["mentions"] == 9
+    assert r.attributes["span"] == "Nov 2023–Feb 2024"
+    with pytest.raises(ValueError):
+        judge.summarize([], Level.MID, "fact")

@@ -1,0 +1,251 @@
+"""Tests of the pure text utilities used by the offline judge."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from personatree.text import (
+    analyze_stance,
+    chunk_text,
+    content_lemmas,
+    find_cessation,
+    find_entities,
+    find_time,
+    format_span,
+    is_informative,
+    is_question,
+    key_topic,
+    lemma,
+    pattern_phrase,
+    split_sentences,
+    strip_summary_suffix,
+    tokenize,
+)
+
+# -- sentence splitting -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I met Dr. Smith today! He is nice.", ["I met Dr. Smith today!", "He is nice."]),
+        ("We ran 3.5 km. Then we ate.", ["We ran 3.5 km.", "Then we ate."]),
+        ("I like fruit, e.g. apples. Bananas too.", ["I like fruit, e.g. apples.", "Bananas too."]),
+        ("Really?! Yes!! Wow.", ["Really?!", "Yes!!", "Wow."]),
+        ("Well... I went there. It was fine…", ["Well...", "I went there.", "It was fine…"]),
+        ("I was thinking... maybe not.", ["I was thinking... maybe not."]),
+        ("Great day! 😊 I went hiking.", ["Great day! 😊", "I went hiking."]),
+        ("I love it 😍 We should go again", ["I love it 😍", "We should go again"]),
+        ("First line\nSecond line.\n\n- a bullet item", ["First line", "Second line.", "a bullet item"]),
+        ("J. K. Rowling wrote it. I read it.", ["J. K. Rowling wrote it.", "I read it."]),
+        ("We moved to the U.S. Army base. it was big.", ["We moved to the U.S. Army base. it was big."]),
+        ("  ", []),
+        ("no punctuation at all", ["no punctuation at all"]),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+_ALPHABET = st.sampled_from(list("abcXYZ .!?,'\n") + ["😊", "…", "Dr.", "e.g.", "3.5"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ALPHABET, max_size=60).map("".join))
+def test_split_sentences_keeps_every_character(text: str) -> None:
+    parts = split_sentences(text)
+    assert all(p and p == p.strip() for p in parts)
+    squash = re.compile(r"\s+")
+    assert squash.sub("", "".join(parts)) == squash.sub("", text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abc ,;-")), max_size=400), st.integers(10, 80))
+def test_chunk_text_bounds_and_keeps_text(text: str, limit: int) -> None:
+    pieces = chunk_text(text, limit)
+    assert all(0 < len(p) <= limit for p in pieces)
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
+def test_chunk_text_prefers_clause_breaks() -> None:
+    text = ", ".join(["I walked the dog in the park"] * 40)
+    pieces = chunk_text(text, 100)
+    assert len(pieces) > 1
+    assert all(p.endswith(",") for p in pieces[:-1])
+
+
+# -- tokens and lemmas --------------------------------------------------------------------
+
+
+def test_tokenize_keeps_contractions_and_normalises_apostrophes() -> None:
+    assert tokenize("I can’t stand it, I'm OUT") == ["i", "can't", "stand", "it", "i'm", "out"]
+
+
+@pytest.mark.parametrize("group", [("hike", "hikes", "hiked", "hiking"), ("run", "runs", "running"),
+                                   ("love", "loves", "loved", "loving"), ("story", "stories")])
+def test_lemma_merges_word_forms(group: tuple[str, ...]) -> None:
+    assert len({lemma(w) for w in group}) == 1
+
+
+def test_content_lemmas_leave_out_stance_and_function_words() -> None:
+    a = content_lemmas(tokenize("I love hiking"))
+    b = content_lemmas(tokenize("I stopped hiking after my knee injury"))
+    assert a == {"hik"}
+    assert a & b == {"hik"}
+
+
+# -- informativeness ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Hey Mel!", "Good to see you!", "Thanks!", "lol", "Wow", "How have you been?", "What about you?",
+     "That's so cool!", "You'd be a great counselor!", "Talk to you soon!", "Thanks, Melanie!",
+     "😊😊", "Totally agree, Mel.", "Great, Melanie!"],
+)
+def test_drops_greetings_fillers_and_questions(sentence: str) -> None:
+    assert not is_informative(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I love hiking.", "The kids loved the beach trip.", "It's special to me.", "Swimming is fun.",
+     "I went to a LGBTQ support group yesterday and it was so powerful.", "Should I move to Berlin?",
+     "Lost my job as a banker yesterday.", "I'm swamped with the kids & work."],
+)
+def test_keeps_statements_about_the_speaker_and_their_life(sentence: str) -> None:
+    assert is_informative(sentence)
+
+
+def test_is_question_ignores_trailing_emoji() -> None:
+    assert is_question("Are you coming? 😊")
+    assert not is_question("I am coming 😊")
+
+
+# -- stance -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "polarity", "negated", "cessation"),
+    [
+        ("I love hiking", 1, False, False),
+        ("I don't like hiking anymore", -1, True, True),
+        ("I hate hiking now", -1, False, False),
+        ("I stopped hiking after my knee injury", -1, False, True),
+        ("I can't stand horror movies", -1, True, False),
+        ("I'm not a fan of jazz", -1, True, False),
+        ("I'm not happy at work", -1, True, False),
+        ("I used to live in Sweden", -1, False, True),
+        ("I got used to the cold", 0, False, False),
+        ("I never stopped running", 1, True, False),
+        ("I can't wait to go", 1, False, False),
+        ("I don't know, I loved it", 1, False, False),
+        ("I don't have kids", 0, True, False),
+        ("I live in Lisbon", 0, False, False),
+    ],
+)
+def test_analyze_stance(sentence: str, polarity: int, negated: bool, cessation: bool) -> None:
+    s = analyze_stance(sentence)
+    assert (s.polarity, s.negated, s.cessation) == (polarity, negated, cessation)
+
+
+def test_free_negation_only_when_nothing_was_flipped() -> None:
+    assert analyze_stance("I don't have kids").free_negation
+    assert not analyze_stance("I don't like hiking").free_negation
+    assert not analyze_stance("I no longer hike").free_negation
+
+
+@pytest.mark.parametrize(
+    ("sentence", "phrase"),
+    [("I quit smoking", "quit"), ("I gave up on running", "gave up"), ("I no longer eat meat", "no longer"),
+     ("I never stopped painting", None), ("I can't quit coffee", None), ("I'm used to it", None)],
+)
+def test_find_cessation(sentence: str, phrase: str | None) -> None:
+    assert find_cessation(sentence) == phrase
+
+
+# -- time, entities, topic ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "time"),
+    [
+        ("I went to the museum yesterday.", "yesterday"),
+        ("We met last week at the park.", "last week"),
+        ("In March I ran a 10k.", "In March"),
+        ("I painted that in 2022.", "in 2022"),
+        ("We adopted a puppy two weeks ago.", "two weeks ago"),
+        ("It was on 7 May 2023.", "7 May 2023"),
+        ("I go running every morning.", "every morning"),
+        ("I may go to the party.", None),
+        ("I love hiking.", None),
+    ],
+)
+def test_find_time(sentence: str, time: str | None) -> None:
+    assert find_time(sentence) == time
+
+
+@pytest.mark.parametrize(
+    ("sentence", "entities"),
+    [
+        ("Hey Mel! I met Anna in New York.", ["Mel", "Anna", "New York"]),
+        ("The kids loved it.", []),
+        ("LGBTQ groups helped me.", ["LGBTQ"]),
+        ("I ran 10k in 2022 with Melanie's sister.", ["10k", "2022", "Melanie"]),
+        ("Yesterday Tom and I went out.", ["Tom"]),
+    ],
+)
+def test_find_entities(sentence: str, entities: list[str]) -> None:
+    assert find_entities(sentence) == entities
+
+
+@pytest.mark.parametrize(
+    ("sentence", "topic"),
+    [
+        ("I love hiking in the mountains.", "hiking"),
+        ("I'm allergic to peanuts", "peanuts"),
+        ("I go running every morning", "running"),
+        ("I went to a LGBTQ support group yesterday", "lgbtq support group"),
+        ("I stopped hiking after my knee injury", "hiking"),
+        ("Thanks!", ""),
+    ],
+)
+def test_key_topic(sentence: str, topic: str) -> None:
+    assert key_topic(tokenize(sentence)) == topic
+
+
+# -- summaries ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "phrase"),
+    [
+        ("I love hiking in the mountains.", "Loves hiking in the mountains"),
+        ("I'm allergic to peanuts", "Allergic to peanuts"),
+        ("I'm a nurse.", "Is a nurse"),
+        ("I've been feeling stressed at work.", "Feeling stressed at work"),
+        ("I really enjoy jazz!", "Really enjoys jazz"),
+        ("Well, I try to call my mom every day", "Tries to call their mom every day"),
+        ("I go running every morning 😊", "Goes running every morning"),
+        ("I don't eat meat.", "Doesn't eat meat"),
+        ("I went to Paris with my sister.", "Went to Paris with their sister"),
+        ("The kids loved the beach trip.", "The kids loved the beach trip"),
+        ("Loves hiking (5 mentions, Mar–Jun 2024)", "Loves hiking"),
+    ],
+)
+def test_pattern_phrase(sentence: str, phrase: str) -> None:
+    assert pattern_phrase(sentence) == phrase
+
+
+def test_format_span_and_suffix() -> None:
+    d = lambda y, m: datetime(y, m, 3, tzinfo=timezone.utc)  # noqa: E731
+    assert format_span(d(2024, 3), d(2024, 3)) == "Mar 2024"
+    assert format_span(d(2024, 3), d(2024, 6)) == "Mar–Jun 2024"
+    assert format_span(d(2024, 2), d(2023, 11)) == "Nov 2023–Feb 2024"
+    assert strip_summary_suffix("Loves hiking (1 mention, Mar 2024)") == "Loves hiking"
+    assert strip_summary_suffix("Loves hiking (with friends)") == "Loves hiking (with friends)"
