@@ -663,6 +663,8 @@ class PersonaTree:
             return report
 
     def _replay(self, user_id: str, events: Sequence[JournalEvent], observations: Mapping[str, Observation]) -> MemoryGraph:
+        from . import consolidate as _consolidate  # noqa: F401  (registers the "consolidate" replayer)
+
         graph = MemoryGraph(user_id)
         i = 0
         while i < len(events):

@@ -639,7 +639,8 @@ def mcp(
             tree.close()
 
 
-COMPONENTS = ("personatree.consolidate.command", "personatree.retrieval.command", "personatree.bench.command")
+COMPONENTS = ("personatree.consolidate.command", "personatree.retrieval.command", "personatree.bench.command",
+              "personatree.store.command")
 
 
 def _register_components(modules: tuple[str, ...] = COMPONENTS) -> list[str]:

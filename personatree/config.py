@@ -111,7 +111,8 @@ class ConsolidationConfig(_Frozen):
     n_min : int
         Fewest compatible leaves that form a mid.
     min_samples : int or None
-        HDBSCAN ``min_samples`` (``None``: same as ``n_min``).
+        HDBSCAN ``min_samples`` (``None``: same as ``n_min``). A small value keeps
+        clusters fine-grained in small trees, where the cohesion gate rejects coarse ones.
     w_cosine, w_schema, w_time : float
         Weights of cosine distance, schema mismatch and temporal gap in the distance.
     time_scale_days : float
@@ -166,7 +167,7 @@ class ConsolidationConfig(_Frozen):
     """
 
     n_min: int = Field(default=3, ge=2)
-    min_samples: int | None = Field(default=None, ge=1)
+    min_samples: int | None = Field(default=2, ge=1)
     w_cosine: float = Field(default=1.0, ge=0.0)
     w_schema: float = Field(default=0.3, ge=0.0)
     w_time: float = Field(default=0.1, ge=0.0)
@@ -210,8 +211,9 @@ class RecallConfig(_Frozen):
     model : str
         Model whose tokenizer counts the budget.
     rrf_weight : float
-        Share of the fused RRF score in relevance; the rest is the calibrated cosine,
-        which keeps relevance comparable across levels.
+        Share of the fused RRF score in the relevance of mids and roots; the rest is
+        their calibrated cosine, which keeps claims comparable across levels (leaves
+        use the fused score alone).
     fit_floor : float
         Level fit of a level the router gave no probability (the routed level fits 1).
     schema_boost : float
@@ -223,6 +225,10 @@ class RecallConfig(_Frozen):
         Supporting nodes added by one expansion (d → d+1) step.
     access_flush_every : int
         Recalls between write-behind flushes of recall counts and access times.
+    dense_weight, lexical_weight : float
+        Weights of the dense and lexical rankings in reciprocal-rank fusion.
+    speaker_boost : float
+        Relevance multiplier for evidence said by a person the query names.
     """
 
     budget: int = Field(default=1000, ge=1)
@@ -236,6 +242,9 @@ class RecallConfig(_Frozen):
     child_floor: float = Field(default=0.5, ge=0.0, le=1.0)
     expand_k: int = Field(default=2, ge=1, le=50)
     access_flush_every: int = Field(default=32, ge=1)
+    dense_weight: float = Field(default=1.0, ge=0.0)
+    lexical_weight: float = Field(default=1.0, ge=0.0)
+    speaker_boost: float = Field(default=1.3, ge=1.0, le=3.0)
 
 
 class PersonaTreeConfig(_Frozen):

@@ -13,8 +13,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 
 from .api import PersonaTree
+from .clock import FixedClock
 from .types import Level, utc
 
 __all__ = ["sample_interactions", "run_demo"]
@@ -60,29 +62,38 @@ def run_demo(path: str | Path, console: Console | None = None, *, reset: bool = 
         The open memory (close it when done).
     """
     con = console or Console()
-    tree = PersonaTree.open(path)
     user, items = sample_interactions()
+    # The sample is dated 2024: run the demo on a clock that follows the sample, so that
+    # confidences and the growth bounds (orphans older than a year go) read it as recent.
+    clock = FixedClock(items[0]["at"])
+    tree = PersonaTree.open(path, clock=clock)
     if reset and tree.store.version(user):
         tree.delete_user(user)
-    con.print(f"[bold]Ingesting[/] {len(items)} interactions of user [cyan]{user}[/] into {path} ...")
-    reports = tree.observe_many(user, items)
-    n_leaves = sum(len(r.decisions) for r in reports)
-    con.print(f"  {n_leaves} evidence leaves extracted, "
-              f"{sum(r.attached for r in reports)} attached, {sum(r.conflicts for r in reports)} conflicts")
-    try:
+    # Two phases, as a live agent would see them: three months of conversations and a
+    # consolidation pass, then the weeks after a knee injury, which contradict a pattern.
+    cut = len(items) - 5
+    for phase in (items[:cut], items[cut:]):
+        con.print(f"[bold]Observing[/] {len(phase)} interactions of [cyan]{user}[/] "
+                  f"({phase[0]['at']:%Y-%m-%d} to {phase[-1]['at']:%Y-%m-%d}) ...")
+        reports = tree.observe_many(user, phase)
+        con.print(f"  {sum(len(r.decisions) for r in reports)} evidence leaves: "
+                  f"{sum(r.attached for r in reports)} attached to a pattern, "
+                  f"{sum(r.conflicts for r in reports)} contradicting one, "
+                  f"{sum(r.orphans for r in reports)} waiting for consolidation")
+        as_of = clock.set(phase[-1]["at"] + timedelta(days=1)) or clock.now()
         plan = tree.consolidate(user)
-        summary = getattr(plan, "summary", None)
-        con.print(f"[bold]Consolidated[/]: {summary() if callable(summary) else 'done'}")
-    except ImportError:
-        con.print("[dim]consolidation is not available in this build[/]")
-    con.print(Panel(tree.render(user), title=f"memory of {user}", expand=False))
-    claims = tree.nodes(user, Level.ROOT) or tree.nodes(user, Level.MID) or tree.nodes(user, Level.LEAF)
+        counts = ", ".join(f"{v} {k}" for k, v in plan.counts().items() if v)
+        con.print(f"[bold]Consolidated[/] as of {as_of:%Y-%m-%d}: {counts or 'nothing to change'}")
+    con.print(Panel(Text(tree.render(user)), title=f"memory of {user}", expand=False))
+    # Explain a contradicted pattern if there is one (both sides show), else the best claim.
+    claims = [n for n in tree.nodes(user, Level.MID) if n.n_conflict] or tree.nodes(user, Level.ROOT) \
+        or tree.nodes(user, Level.MID) or tree.nodes(user, Level.LEAF)
     if claims:
         best = max(claims, key=lambda n: (n.n_support, n.t_last))
-        con.print(Panel(tree.explain(user, best.id).render(), title=f"explain {best.id}", expand=False))
+        con.print(Panel(Text(tree.explain(user, best.id).render()), title=f"explain {best.id}", expand=False))
     try:
         rec = tree.recall(user, "Would Maya enjoy a hiking holiday?", budget=300)
-        con.print(Panel(rec.text, title=f"recall: 'Would Maya enjoy a hiking holiday?' ({rec.tokens} tokens)",
+        con.print(Panel(Text(rec.text), title=f"recall: 'Would Maya enjoy a hiking holiday?' ({rec.tokens} tokens)",
                         expand=False))
     except ImportError:
         pass

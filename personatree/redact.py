@@ -21,7 +21,11 @@ formats; they are a safety net, not a guarantee (see ``SECURITY.md``):
     7 to 15 digits in the usual written forms: an optional ``+country`` code, an
     optional ``(area)`` group, and groups separated by spaces, dots or dashes, or one
     run of 10 to 15 digits. Dates (``2024-03-01``, ``01.03.2024``), dotted IPv4
-    addresses and times are not phone numbers.
+    addresses, times and card-shaped numbers are not phone numbers.
+
+Numbers written next to each other form one run of digit groups; a run is cut into
+windows of whole groups (the longest acceptable window first), so a card followed by
+a phone number is redacted as both.
 """
 
 from __future__ import annotations
@@ -42,26 +46,27 @@ PATTERNS: tuple[PatternName, ...] = ("email", "phone", "card")
 #: What each kind is replaced with; the tokens match no pattern, so redaction is idempotent.
 REPLACEMENTS: dict[str, str] = {"email": "[EMAIL]", "phone": "[PHONE]", "card": "[CARD]"}
 
+# Lenient on the local part (over-redacting a malformed address is the safe direction).
 _EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"(?<![\w.+-])[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+"
     r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?![\w-])",
     re.ASCII,
 )
-# Candidate card numbers: 13-19 digits, single space/dash separators, no other digits
-# touching either end (so a longer number is never partially taken as a card).
-_CARD = re.compile(r"(?<![\d\w])\d(?:[ -]?\d){12,18}(?![\d\w])", re.ASCII)
-# Candidate phone numbers: optional +cc, optional (area), then 2+ digit groups.
-_PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,5}(?:[ .-]\d{1,5}){1,5}(?![\w])"
-    r"|(?<![\w+])\+\d{7,15}(?!\w)"
-    r"|(?<![\w+])(?:\(\d{1,5}\)[ .-]?)\d{3,10}(?!\w)"
-    r"|(?<![\w+])\d{10,15}(?!\w)",
-    re.ASCII,
+# Runs of digit groups joined by single separators. Numbers written next to each other
+# ("call 555-123-4567 4111 1111 1111 1111") form one run, so each run is cut into
+# windows of whole groups, longest acceptable window first (see _windows).
+_CARD_RUN = re.compile(r"(?<!\w)\d+(?:[ -]\d+)*(?!\w)", re.ASCII)
+_CARD_GROUP = re.compile(r"\d+", re.ASCII)
+_PHONE_GROUP_SRC = r"\+?\(?\d+\)?"
+_PHONE_RUN = re.compile(
+    rf"(?<![\w+]){_PHONE_GROUP_SRC}(?:(?:[ .-]|(?<=\))){_PHONE_GROUP_SRC})*(?!\w)", re.ASCII
 )
+_PHONE_GROUP = re.compile(_PHONE_GROUP_SRC, re.ASCII)
 _DATE = re.compile(
     r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}", re.ASCII
 )
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}", re.ASCII)
+_CARD_SHAPED = re.compile(r"\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,4})?", re.ASCII)
 
 
 def luhn_ok(digits: str) -> bool:
@@ -89,18 +94,57 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _windows(run: str, group: re.Pattern[str], lo: int, hi: int, accept: Callable[[str], bool], token: str) -> str:
+    """Replace, left to right, the longest window of whole groups with ``lo..hi`` digits
+    that ``accept`` approves; groups are never split."""
+    spans = [(m.start(), m.end(), sum(ch.isdigit() for ch in m.group())) for m in group.finditer(run)]
+    out: list[str] = []
+    pos = i = 0
+    while i < len(spans):
+        best = None
+        total = 0
+        for j in range(i, len(spans)):
+            total += spans[j][2]
+            if total > hi:
+                break
+            if total >= lo and accept(run[spans[i][0]:spans[j][1]]):
+                best = j
+        if best is None:
+            i += 1
+            continue
+        out.append(run[pos:spans[i][0]])
+        out.append(token)
+        pos = spans[best][1]
+        i = best + 1
+    out.append(run[pos:])
+    return "".join(out)
+
+
+def _is_card(text: str) -> bool:
+    return luhn_ok(re.sub(r"[ -]", "", text))
+
+
+def _is_phone(text: str) -> bool:
+    if _DATE.fullmatch(text) or _IPV4.fullmatch(text):
+        return False
+    # One unseparated group is a phone number only in E.164 form or with 10+ digits
+    # (shorter bare numbers are amounts, codes, order numbers).
+    if re.fullmatch(r"\d+", text):
+        return len(text) >= 10
+    return True
+
+
 def _card(match: re.Match[str]) -> str:
-    digits = re.sub(r"[ -]", "", match.group(0))
-    return REPLACEMENTS["card"] if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
+    return _windows(match.group(0), _CARD_GROUP, 13, 19, _is_card, REPLACEMENTS["card"])
 
 
 def _phone(match: re.Match[str]) -> str:
-    text = match.group(0)
-    if _DATE.fullmatch(text) or _IPV4.fullmatch(text):
-        return text
-    n = sum(ch.isdigit() for ch in text)
-    # Fewer than 7 digits is a quantity or a code; more than 15 exceeds E.164.
-    return REPLACEMENTS["phone"] if 7 <= n <= 15 else text
+    run = match.group(0)
+    if _DATE.fullmatch(run) or _IPV4.fullmatch(run) or _CARD_SHAPED.fullmatch(run):
+        # A card-shaped number that failed the Luhn check is not a phone number either.
+        return run
+    # 7 digits at least (fewer is a quantity or a code), 15 at most (E.164).
+    return _windows(run, _PHONE_GROUP, 7, 15, _is_phone, REPLACEMENTS["phone"])
 
 
 def redact(text: str, patterns: Iterable[str] = PATTERNS) -> str:
@@ -131,9 +175,9 @@ def redact(text: str, patterns: Iterable[str] = PATTERNS) -> str:
     if "email" in wanted:
         text = _EMAIL.sub(REPLACEMENTS["email"], text)
     if "card" in wanted:
-        text = _CARD.sub(_card, text)
+        text = _CARD_RUN.sub(_card, text)
     if "phone" in wanted:
-        text = _PHONE.sub(_phone, text)
+        text = _PHONE_RUN.sub(_phone, text)
     return text
 
 

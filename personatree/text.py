@@ -944,7 +944,8 @@ _IRREGULAR_3SG = {
 _ADVERBS = frozenset(
     """really usually always often never also still just absolutely totally truly sometimes
     rarely actually definitely mostly generally normally typically honestly seriously
-    recently finally already currently kinda basically even""".split()
+    recently finally already currently kinda basically even only mainly simply
+    especially particularly genuinely barely hardly occasionally""".split()
 )
 _OBJECT_PRONOUNS = (
     (re.compile(r"\bmy\b", re.IGNORECASE), "their"),

@@ -536,8 +536,8 @@ def test_redaction_removes_every_planted_value(parts_: list[str]) -> None:
     for run in CARD_RUN.findall(out):
         assert not luhn_ok(re.sub(r"[ -]", "", run)), out
     for p in parts_:
-        if p and any(ch.isdigit() for ch in p) and p.strip():
-            assert p not in out or not any(ch.isdigit() for ch in p.strip(string.ascii_letters + " ,.!?'")), out
+        if any(ch.isdigit() for ch in p):  # a planted card, phone or email
+            assert p not in out, (p, out)
     assert redact(out) == out  # idempotent
     _count("redact")
 

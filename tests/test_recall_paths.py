@@ -6,6 +6,7 @@ packaged embedder (sentences embedded once per module) and the real tokenizer.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -23,6 +24,7 @@ from personatree.retrieval.tokens import shared_counter
 from personatree.types import Edge, EdgeKind, Level, Node, Provenance, Route
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+DATE_LINE = re.compile(r"^\d{4}-\d{2}-\d{2}:$")
 NOW = T0 + timedelta(days=200)
 
 LEAVES = [
@@ -108,7 +110,8 @@ def check_recall(g: MemoryGraph, rec, budget: int, counter, levels=None) -> None
     if levels:
         assert all(i.level in levels for i in rec.items)
     seen: dict[str, int] = {}
-    body = [ln for ln in rec.text.split("\n") if ln and ln not in (CLAIMS_HEADER, EVIDENCE_HEADER)]
+    body = [ln for ln in rec.text.split("\n")
+            if ln and ln not in (CLAIMS_HEADER, EVIDENCE_HEADER) and not DATE_LINE.match(ln)]
     assert len(body) == len(rec.items)
     for line, item in zip(body, rec.items):
         assert line.startswith("  " * item.depth + "- ") and not line.startswith("  " * (item.depth + 1))

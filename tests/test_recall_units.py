@@ -101,7 +101,9 @@ def test_pack_takes_shallow_view_first_then_deepens() -> None:
 @given(st.integers(min_value=0, max_value=80), st.floats(min_value=0.0, max_value=0.05))
 @settings(max_examples=80, deadline=None)
 def test_pack_respects_budget_and_never_repeats(budget: int, lam: float) -> None:
-    res = pack(_OPTS, _KIDS, budget=budget, lam=lam, section_tokens={"claims": 3, "evidence": 2})
+    opts = {k: Option(o.node_id, o.rank, o.value, o.child_value, o.tokens, o.tokens + 2,
+                      ("claims",) if o.rank else ("evidence", f"d{k}")) for k, o in _OPTS.items()}
+    res = pack(opts, _KIDS, budget=budget, lam=lam, group_tokens={"claims": 3, "evidence": 2, "dl1": 4})
     ids = res.node_ids
     assert len(ids) == len(set(ids))
     assert sum(s.tokens for s in res.taken) <= budget

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from .distance import DistanceWeights, max_distance, mixed_distance, pair_distance
+from .distance import DistanceWeights, max_distance, mixed_distance
 
 __all__ = ["ClusterParams", "cluster_leaves", "knn_mutual_reachability"]
 

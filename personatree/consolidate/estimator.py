@@ -206,11 +206,37 @@ class Consolidator:
                         formed = True
                         continue
                     form(founders[host], host, reports[host].round)  # the union failed: restore
-                formed = form(members, len(reports), rnd) or formed
+                formed = self._form_or_split(members, rnd, form, reports, emb, codes, days,
+                                             mismatch, weights, params) or formed
             remaining = remaining[self.labels_[remaining] < 0]
             if not formed:
                 break
         return reports, [made[i] for i in sorted(made)]
+
+    def _form_or_split(self, members: np.ndarray, rnd: int, form: Any, reports: list[ClusterReport],
+                       emb: np.ndarray, codes: np.ndarray, days: np.ndarray, mismatch: np.ndarray,
+                       weights: DistanceWeights, params: Any, depth: int = 0) -> bool:
+        """Form a mid from ``members``; if the cluster is too loose, split it and try its parts.
+
+        HDBSCAN's densities are global: in a small tree one loose cluster can hold two
+        tight patterns (hiking and quiet hotels). Clustering the members on their own
+        rescales the density and separates them, so a rejected cluster of at least
+        2·n_min leaves is split once or twice before its leaves stay orphans.
+        """
+        if form(members, len(reports), rnd):
+            return True
+        if depth >= 2 or members.shape[0] < 2 * self.config.n_min:
+            return False
+        sub, _ = cluster_leaves(emb[members], codes[members], days[members], mismatch, weights, params)
+        if int(sub.max(initial=-1)) < 1:
+            # HDBSCAN sees one blob in so few points: cut it in two by average linkage.
+            sub = bisect(emb[members])
+        formed = False
+        for k in range(int(sub.max()) + 1):
+            part = members[sub == k]
+            formed = self._form_or_split(part, rnd, form, reports, emb, codes, days, mismatch,
+                                         weights, params, depth + 1) or formed
+        return formed
 
     def _host(self, emb: np.ndarray, members: np.ndarray, kind: str | None, rnd: int,
               made: dict[int, NewMid], founders: dict[int, np.ndarray],
@@ -235,3 +261,22 @@ class Consolidator:
             if ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
                 best = (ratio, index)
         return None if best is None else best[1]
+
+
+def bisect(vectors: np.ndarray) -> np.ndarray:
+    """Split unit vectors in two by average-linkage clustering on cosine distance.
+
+    Parameters
+    ----------
+    vectors : ndarray of shape (n, d), n ≥ 2
+
+    Returns
+    -------
+    ndarray of int
+        Labels 0 and 1 (deterministic for a given input order).
+    """
+    from sklearn.cluster import AgglomerativeClustering
+
+    dist = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0).astype(np.float64)
+    model = AgglomerativeClustering(n_clusters=2, metric="precomputed", linkage="average")
+    return model.fit_predict(dist).astype(np.int64)

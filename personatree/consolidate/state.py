@@ -76,12 +76,17 @@ class NodeState:
         )
 
     def write_into(self, node: Node) -> None:
-        """Overwrite ``node``'s mutable state with this one (same id; the embedding is not set)."""
+        """Overwrite ``node``'s evidence state with this one (same id).
+
+        The embedding is not set here (the caller keeps the index in step), and the
+        recall counters are kept: consolidation never changes them, and recall may
+        have moved them (write-behind) since the plan was made.
+        """
         fresh = self.to_node(node.user_id)
         node.schema_type, node.content, node.attributes = fresh.schema_type, fresh.content, fresh.attributes
         node.t_first, node.t_last, node.logit = fresh.t_first, fresh.t_last, fresh.logit
-        node.n_support, node.n_conflict, node.provenance = fresh.n_support, fresh.n_conflict, fresh.provenance
-        node.recall_count, node.t_access = fresh.recall_count, fresh.t_access
+        node.n_support, node.n_conflict = fresh.n_support, fresh.n_conflict
+        node.provenance = fresh.provenance
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

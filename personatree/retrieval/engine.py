@@ -7,6 +7,7 @@ drive it on graphs they build directly.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from ..types import Level, Node, Route
 from .fusion import rrf_normalised
 from .lexical import tokenize
 from .packing import Option, pack
-from .render import CLAIMS_HEADER, EVIDENCE_HEADER, layout, line_cost, node_line, render_text
+from .render import CLAIMS_HEADER, EVIDENCE_HEADER, date_header, layout, leaf_date, node_line, render_text
 from .result import Recall, RecallItem, TraceEntry
 from .state import RetrievalState
 
@@ -104,12 +105,16 @@ def score_nodes(
                 lexical.append(members[0])
         else:
             lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
-        fused = rrf_normalised([dense, lexical], k=cfg.rrf_k)
+        fused = rrf_normalised([dense, lexical], k=cfg.rrf_k, weights=[cfg.dense_weight, cfg.lexical_weight])
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():
             cos = float(s_lv[arr.row[x]]) if s_lv is not None and arr is not None and x in arr.row else 0.0
-            rel = r if s_lv is None else cfg.rrf_weight * r + (1.0 - cfg.rrf_weight) * _calibrated(cos)
+            # Leaves compete among themselves: their fused rank is their relevance (a turn
+            # first in one ranking must not be demoted for a low cosine). Claims also
+            # compete across levels, so their cosine keeps them on an absolute scale.
+            w = 1.0 if lv is Level.LEAF else cfg.rrf_weight
+            rel = r if s_lv is None else w * r + (1.0 - w) * _calibrated(cos)
             out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x))
     return out, cosines
 
@@ -138,13 +143,17 @@ def _confidence(state: RetrievalState, registry: Any, node: Node, now: datetime)
     return sigmoid(prior + (node.logit - prior) * 2.0 ** (-dt / half))
 
 
-def _line(state: RetrievalState, node: Node, conf: float, counter: Any) -> tuple[str, int]:
+def _line(state: RetrievalState, node: Node, conf: float, counter: Any) -> tuple[str, int, int]:
+    """(line, tokens on its own, tokens nested) for a node, cached per line inputs."""
     key = (node.id, round(conf, 2), node.content, node.t_first, node.t_last, node.n_support,
            node.n_conflict, node.schema_type)
     hit = state.line_cache.get(key)
     if hit is None:
         line = node_line(node, conf)
-        hit = state.line_cache[key] = (line, counter.count(line))
+        own = counter.count(line) + 2  # "- " and the newline
+        # nested: indentation, and a leaf's date moves inline
+        nested = (counter.count(f"{leaf_date(node)} {line}") if node.level is Level.LEAF else own - 2) + 3
+        hit = state.line_cache[key] = (line, own, nested)
     return hit
 
 
@@ -191,7 +200,7 @@ def recall_state(
     # Candidates beyond what a budget can show only cost time: ~10 tokens is the
     # shortest line, so budget/8 per retriever and level is already generous.
     fit = {lv: level_fit(route, lv, cfg.fit_floor) for lv in Level}
-    pool = max(16, min(cfg.pool, budget // 10))
+    pool = max(16, min(cfg.pool, budget // int(os.environ.get('PT_DIV', '10'))))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
     scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools)
@@ -205,22 +214,31 @@ def recall_state(
         row = arr.row.get(n.id) if arr is not None else None
         return float(s[row]) if s is not None and row is not None else 0.0
 
+    named = {w for w in query.lower().replace("'s", " ").split()} if cfg.speaker_boost > 1.0 else set()
+
     def relevance(n: Node) -> float:
         sc = scored.get(n.id)
-        rel = sc.relevance if sc else (1.0 - cfg.rrf_weight) * _calibrated(cos_of(n))
-        return min(1.0, rel * cfg.schema_boost) if n.schema_type in wanted else rel
+        rel = sc.relevance if sc else 0.5 * _calibrated(cos_of(n))
+        if n.schema_type in wanted:
+            rel *= cfg.schema_boost
+        if named and n.level is Level.LEAF:
+            who = n.attributes.get("speaker")
+            if isinstance(who, str) and who.lower() in named:
+                rel *= cfg.speaker_boost
+        return min(1.0, rel)
 
     def option(n: Node, parent_rel: float) -> Option:
         c = conf.get(n.id)
         if c is None:
             c = conf[n.id] = _confidence(state, registry, n, now)
-        line, tok = _line(state, n, c, counter)
+        line, own, nested = _line(state, n, c, counter)
         lines[n.id] = line
         rel = relevance(n)
         rely = 0.5 + 0.5 * c  # a verbatim leaf at prior confidence still counts as evidence
         value = rel * rely * fit[n.level]
         child_value = max(rel, cfg.child_floor * parent_rel) * rely * fit[n.level]
-        return Option(n.id, n.level.rank, value, child_value, line_cost(tok, 0))
+        groups = ("claims",) if n.level is not Level.LEAF else ("evidence", leaf_date(n))
+        return Option(n.id, n.level.rank, value, child_value, own, nested, groups)
 
     def expand(parent: str) -> list[Option]:
         p = state.nodes[parent]
@@ -232,14 +250,18 @@ def recall_state(
     for nid in scored:
         options[nid] = option(state.nodes[nid], 0.0)
     headers = {"claims": counter.count(CLAIMS_HEADER) + 1, "evidence": counter.count(EVIDENCE_HEADER) + 1}
+    for o in options.values():
+        for g in o.groups[1:]:
+            if g not in headers:
+                headers[g] = counter.count(date_header(g)) + 1
     result = pack(options, expand, budget, lam=cfg.lam, expand_k=cfg.expand_k,
-                  seeds=list(scored), section_tokens=headers)
+                  seeds=list(scored), group_tokens=headers)
     taken = list(result.taken)
     value = {k: o.value for k, o in options.items()}
     while True:
         chosen = [n for s in taken for n in s.node_ids]
         lay = layout(chosen, state.nodes, state.parent, value)
-        text = render_text(lay, lines)
+        text = render_text(lay, lines, state.nodes)
         tokens = counter.count(text)
         if tokens <= budget or not taken:
             break
@@ -257,7 +279,7 @@ def recall_state(
             reason = f"expand: supports {state.parent.get(nid)} (value as evidence {o.child_value:.3f})"
         items.append(RecallItem(
             node_id=nid, level=n.level, schema_type=n.schema_type, depth=lay.depth[nid],
-            parent=lay.parent[nid], tokens=o.tokens - 2, relevance=relevance(n), confidence=conf[nid],
+            parent=lay.parent[nid], tokens=counter.count(lines[nid]), relevance=relevance(n), confidence=conf[nid],
             fit=fit[n.level], utility=(o.child_value if step.kind == "expand" else o.value) - cfg.lam * o.tokens,
             dense_rank=sc.dense_rank if sc else None, lexical_rank=sc.lexical_rank if sc else None,
             sources=tuple((p.observation_id, p.turn) for p in n.provenance), reason=reason,

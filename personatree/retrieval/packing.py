@@ -35,7 +35,12 @@ class Option:
         Value when shown under its chosen parent (evidence for a relevant claim is
         worth showing even when its wording does not match the query).
     tokens : int
-        Cost of its line, including the newline and indentation.
+        Cost of its line when shown on its own (bullet and newline included).
+    child_tokens : int
+        Cost of its line when nested under its parent (indentation, inline date).
+    groups : tuple of str
+        Headers a node shown on its own needs (a section, a date); each header is
+        paid once, by the first node that needs it.
     """
 
     node_id: str
@@ -43,6 +48,12 @@ class Option:
     value: float
     child_value: float
     tokens: int
+    child_tokens: int = -1
+    groups: tuple[str, ...] = ()
+
+    def cost(self, nested: bool) -> int:
+        """Tokens of the line, nested or on its own."""
+        return (self.child_tokens if self.child_tokens >= 0 else self.tokens + 1) if nested else self.tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +79,6 @@ class PackResult:
         return [n for s in self.taken for n in s.node_ids]
 
 
-def _utility(ids: Sequence[str], options: Mapping[str, Option], as_child: bool, lam: float,
-             header: int = 0) -> tuple[float, int]:
-    v = sum(options[i].child_value if as_child else options[i].value for i in ids)
-    # a nested line costs one more token of indentation; the first line of a section
-    # also pays for the section header
-    t = sum(options[i].tokens for i in ids) + (len(ids) if as_child else 0) + header
-    return v - lam * t, t
-
-
 def pack(
     options: MutableMapping[str, Option],
     children: Mapping[str, Sequence[str]] | Callable[[str], Sequence[Option]],
@@ -85,32 +87,31 @@ def pack(
     lam: float = 0.0005,
     expand_k: int = 2,
     seeds: Sequence[str] | None = None,
-    section_tokens: Mapping[str, int] | None = None,
+    group_tokens: Mapping[str, int] | None = None,
     max_left_out: int = 20,
 ) -> PackResult:
     """Choose views under a token budget.
 
     Parameters
     ----------
-    options : mapping of node id to Option
-        Every node that may be shown (seeds and the children expansions may add).
+    options : mutable mapping of node id to Option
+        Every node that may be shown on its own.
     children : mapping of node id to sequence of node ids, or callable
         Real support children of each node, best first; ids missing from
         ``options`` are ignored. A callable ``children(parent) -> [Option, ...]`` is
         asked only when a parent is chosen (scoring every child of every candidate
         up front costs far more than the few expansions that happen); the options
-        it returns are added to ``options``.
+        it returns are merged into ``options``.
     budget : int
-        Tokens available for node lines.
+        Tokens available.
     lam : float
         λ, utility cost per token.
     expand_k : int
         Children added by one expansion step.
     seeds : sequence of str, optional
         Nodes that may be shown on their own (default: every option).
-    section_tokens : mapping, optional
-        Header cost of the ``"claims"`` and ``"evidence"`` sections, paid by the first
-        node shown on its own in each.
+    group_tokens : mapping, optional
+        Header cost per group name (see :attr:`Option.groups`); unknown groups cost 0.
     max_left_out : int
         How many left-out steps to report.
 
@@ -120,30 +121,26 @@ def pack(
     """
     heap: list[tuple[float, int, int, tuple[str, ...], str, str | None]] = []
     counter = 0
+    chosen: set[str] = set()
+    opened: set[str] = set()
+    headers = dict(group_tokens or {})
+    asked: dict[str, list[str]] = {}
+
+    def utility(ids: Sequence[str], kind: str) -> tuple[float, int]:
+        nested = kind == "expand"
+        v = sum(options[i].child_value if nested else options[i].value for i in ids)
+        t = sum(options[i].cost(nested) for i in ids)
+        if not nested:
+            need = {g for i in ids for g in options[i].groups} - opened
+            t += sum(headers.get(g, 0) for g in need)
+        return v - lam * t, t
 
     def push(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
         nonlocal counter
-        u, _ = _utility(ids, options, kind == "expand", lam)
-        # Ties go to shallower views: the rank term orders root before mid before leaf
-        # only among equal utilities.
+        u, _ = utility(ids, kind)
+        # Among equal utilities, shallower views (higher rank) come first.
         heapq.heappush(heap, (-u, -max(options[i].rank for i in ids), counter, ids, kind, parent))
         counter += 1
-
-    for sid in (seeds if seeds is not None else list(options)):
-        if sid in options:
-            push((sid,), "alone", None)
-    chosen: set[str] = set()
-    headers = dict(section_tokens or {})
-
-    def header_of(ids: tuple[str, ...], kind: str) -> int:
-        if kind != "alone":
-            return 0
-        return headers.get("claims" if options[ids[0]].rank > 0 else "evidence", 0)
-    taken: list[Step] = []
-    left: list[Step] = []
-    room = budget
-
-    asked: dict[str, list[str]] = {}
 
     def kids_of(parent: str) -> Sequence[str]:
         if not callable(children):
@@ -152,9 +149,11 @@ def pack(
             got = list(children(parent))
             for o in got:
                 old = options.get(o.node_id)
-                if old is None or o.child_value > old.child_value:
-                    options[o.node_id] = o if old is None else Option(
-                        old.node_id, old.rank, old.value, o.child_value, old.tokens)
+                if old is None:
+                    options[o.node_id] = o
+                elif o.child_value > old.child_value:
+                    options[o.node_id] = Option(old.node_id, old.rank, old.value, o.child_value, old.tokens,
+                                                o.child_tokens, old.groups)
             asked[parent] = [o.node_id for o in got]
         return asked[parent]
 
@@ -163,6 +162,12 @@ def pack(
         if kids:
             push(tuple(kids[:expand_k]), "expand", parent)
 
+    for sid in (seeds if seeds is not None else list(options)):
+        if sid in options:
+            push((sid,), "alone", None)
+    taken: list[Step] = []
+    left: list[Step] = []
+    room = budget
     while heap:
         neg_u, _, _, ids, kind, parent = heapq.heappop(heap)
         fresh = tuple(i for i in ids if i not in chosen)
@@ -170,13 +175,13 @@ def pack(
             if kind == "expand" and parent is not None:
                 push_expansion(parent)
             continue
-        u, t = _utility(fresh, options, kind == "expand", lam, header_of(fresh, kind))
-        if fresh != ids and heap and u < -heap[0][0]:
-            push(fresh, kind, parent)  # stale: lost nodes to another step; re-queue
+        u, t = utility(fresh, kind)
+        if u < -neg_u - 1e-12 and heap and u < -heap[0][0]:
+            push(fresh, kind, parent)  # stale (lost nodes or headers got paid); re-queue
             continue
         while t > room and len(fresh) > 1:
             fresh = fresh[:-1]
-            u, t = _utility(fresh, options, kind == "expand", lam, header_of(fresh, kind))
+            u, t = utility(fresh, kind)
         if u <= 0.0:
             break
         if t > room:
@@ -185,7 +190,7 @@ def pack(
             continue
         room -= t
         if kind == "alone":
-            headers["claims" if options[fresh[0]].rank > 0 else "evidence"] = 0
+            opened.update(g for i in fresh for g in options[i].groups)
         chosen.update(fresh)
         taken.append(Step(fresh, kind, u, t))
         for n in fresh:

@@ -2,8 +2,9 @@
 
 Claims (roots, mids) come first with their confidence, schema type, time span and
 support counts; each is followed, indented, by the chosen nodes that really support
-it. Loose evidence follows in time order, each leaf quoted verbatim with its date and
-speaker. A node is indented under another only when that one is its real support
+it. Loose evidence follows in time order under one header per day, each leaf quoted
+verbatim with its speaker (one date header for a day's leaves saves ~5 tokens a line,
+which buys more evidence per budget). A node is indented under another only when that one is its real support
 parent, so every rendered mid or root is shown with its real support path.
 """
 
@@ -15,7 +16,10 @@ from typing import Mapping, Sequence
 
 from ..types import Level, Node
 
-__all__ = ["CLAIMS_HEADER", "EVIDENCE_HEADER", "compact_span", "node_line", "Layout", "layout", "render_text", "line_cost"]
+__all__ = [
+    "CLAIMS_HEADER", "EVIDENCE_HEADER", "compact_span", "node_line", "leaf_date", "date_header",
+    "Layout", "layout", "render_text",
+]
 
 CLAIMS_HEADER = "Claims (type, confidence, time span, support):"
 EVIDENCE_HEADER = "Evidence (verbatim, dated):"
@@ -36,7 +40,7 @@ def compact_span(first: datetime, last: datetime) -> str:
 
 
 def node_line(node: Node, confidence: float) -> str:
-    """The one-line text of a node, without indentation or bullet.
+    """The one-line text of a node, without indentation, bullet or (for leaves) date.
 
     Parameters
     ----------
@@ -47,22 +51,30 @@ def node_line(node: Node, confidence: float) -> str:
     Returns
     -------
     str
+        ``Caroline: I went to the support group yesterday.`` for a leaf (verbatim,
+        with its speaker); ``[routine 0.82 | Mar–Jun 2024 | +5] Runs most mornings``
+        for a mid or root.
     """
     if node.level is Level.LEAF:
-        speaker = node.attributes.get("speaker")
-        who = f"{speaker}: " if isinstance(speaker, str) and speaker and speaker not in ("user", "I") else ""
-        return f'{node.t_first:%Y-%m-%d} {who}"{node.content}"'
+        return f"{_speaker(node)}{node.content}"
     counts = f"+{node.n_support}" + (f"/-{node.n_conflict}" if node.n_conflict else "")
     text = node.content if len(node.content) <= _MAX_CLAIM_CHARS else node.content[: _MAX_CLAIM_CHARS - 3] + "..."
     return f"[{node.schema_type} {confidence:.2f} | {compact_span(node.t_first, node.t_last)} | {counts}] {text}"
 
 
-def line_cost(line_tokens: int, depth: int) -> int:
-    """Tokens a line costs in the rendered text: its own, "- ", the newline and indentation.
+def _speaker(node: Node) -> str:
+    speaker = node.attributes.get("speaker")
+    return f"{speaker}: " if isinstance(speaker, str) and speaker and speaker not in ("user", "I") else ""
 
-    An upper bound in practice: BPE tokenizers split at newlines, so lines never merge.
-    """
-    return line_tokens + 2 + (1 if depth else 0)
+
+def leaf_date(node: Node) -> str:
+    """The date a leaf is quoted with (its observation's day)."""
+    return f"{node.t_first:%Y-%m-%d}"
+
+
+def date_header(date: str) -> str:
+    """The line that opens a day's evidence."""
+    return f"{date}:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +144,12 @@ def layout(
     return Layout(tuple(order), depth, rendered_parent, tuple(claims), tuple(evidence))
 
 
-def render_text(lay: Layout, lines: Mapping[str, str]) -> str:
+def render_text(lay: Layout, lines: Mapping[str, str], nodes: Mapping[str, Node]) -> str:
     """The context text for a layout, given each node's line.
+
+    Claims come first, each followed by its nested support path; loose evidence
+    follows under one header per day, in time order. A leaf nested under a claim
+    carries its date inline.
 
     Returns
     -------
@@ -141,11 +157,21 @@ def render_text(lay: Layout, lines: Mapping[str, str]) -> str:
         Empty when nothing was chosen.
     """
     out: list[str] = []
-    evidence_start = lay.evidence[0] if lay.evidence else None
+    evidence = set(lay.evidence)
     if lay.claims:
         out.append(CLAIMS_HEADER)
+    day = None
     for x in lay.order:
-        if x == evidence_start:
-            out.append(EVIDENCE_HEADER)
-        out.append("  " * lay.depth[x] + "- " + lines[x])
+        n = nodes[x]
+        if x in evidence:
+            if day is None:
+                out.append(EVIDENCE_HEADER)
+            if leaf_date(n) != day:
+                day = leaf_date(n)
+                out.append(date_header(day))
+            out.append("- " + lines[x])
+        elif n.level is Level.LEAF:
+            out.append("  " * lay.depth[x] + f"- {leaf_date(n)} " + lines[x])
+        else:
+            out.append("  " * lay.depth[x] + "- " + lines[x])
     return "\n".join(out)

@@ -459,6 +459,20 @@ class PostgresStore:
                 raise
             conn.execute("COMMIT")
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for a pipelined read transaction; rolled back if anything fails."""
+        with self._conn() as conn:
+            try:
+                yield conn
+            except BaseException:
+                if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except psycopg.Error:
+                        pass
+                raise
+
     def _error(self, exc: psycopg.Error) -> StoreError:
         """Translate a psycopg error into the library's exception tree."""
         if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)):
@@ -611,10 +625,17 @@ class PostgresStore:
         """Nodes, edges and the version they belong to, read from one snapshot."""
         codec.check_text(user_id, "user_id")
         uid = _esc(user_id)
-        with self._tx(snapshot=True) as conn:
-            row = conn.execute("SELECT version FROM users WHERE user_id = %s", (uid,)).fetchone()
-            node_rows = conn.execute(_SELECT_NODES, (uid,), binary=True).fetchall()
-            edge_rows = conn.execute(_SELECT_EDGES, (uid,)).fetchall()
+        with self._snapshot() as conn:
+            # One round trip: the transaction and its three queries are pipelined.
+            with conn.pipeline():
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                vcur = conn.execute("SELECT version FROM users WHERE user_id = %s", (uid,))
+                ncur = conn.execute(_SELECT_NODES, (uid,), binary=True)
+                ecur = conn.execute(_SELECT_EDGES, (uid,))
+                conn.execute("COMMIT")
+            row = vcur.fetchone()
+            node_rows = ncur.fetchall()
+            edge_rows = ecur.fetchall()
         version = 0 if row is None else int(row[0])
         nodes = codec.decode_nodes(_node_row_out(r) for r in node_rows)
         edges = codec.decode_edges(_edge_row_out(r) for r in edge_rows)
@@ -650,64 +671,93 @@ class PostgresStore:
         """
         prep = codec.prepare_change(change)
         uid = _esc(prep.user_id)
-        with self._tx(user=uid) as conn:
-            row = conn.execute(
-                "SELECT version, obs_seq, event_seq FROM users WHERE user_id = %s", (uid,)
-            ).fetchone()
-            current, obs_seq, event_seq = (0, 0, 0) if row is None else (int(row[0]), int(row[1]), int(row[2]))
-            if prep.expected_version is not None and prep.expected_version != current:
-                raise StaleStateError(
-                    f"user {prep.user_id!r} is at version {current}, the change expected "
-                    f"{prep.expected_version}; reload and retry"
-                )
-            if prep.empty:
-                return current
-            if row is None:
-                # Start above every version a deleted user had: versions never repeat.
-                floor = conn.execute("SELECT version_floor FROM store_state WHERE id = 1").fetchone()
-                current = 0 if floor is None else int(floor[0])
-                conn.execute("INSERT INTO users (user_id, version) VALUES (%s, %s)", (uid, current))
-            with conn.cursor() as cur:
-                if prep.observations:
-                    rows = [(_esc(r[0]), _esc(r[1]), r[2], _esc(r[3]), *r[4:]) for r in prep.observations]
-                    known = self._existing(conn, uid, [r[1] for r in rows])
-                    fresh = [r for r in rows if r[1] not in known]
-                    if fresh:
-                        cur.executemany(
-                            _INSERT_OBS, [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)]
-                        )
-                    obs_seq += len(fresh)
-                if prep.delete_edges:
-                    cur.execute(
-                        "DELETE FROM edges e USING unnest(%s::text[], %s::text[]) AS d(src, dst) "
-                        "WHERE e.user_id = %s AND e.src = d.src AND e.dst = d.dst",
-                        ([_esc(s) for s, _ in prep.delete_edges], [_esc(d) for _, d in prep.delete_edges], uid),
-                    )
-                if prep.delete_nodes:
-                    gone = [_esc(n) for n in prep.delete_nodes]
-                    # Explicit rather than relying on ON DELETE CASCADE alone (as in SQLite).
-                    cur.execute(
-                        "DELETE FROM edges WHERE user_id = %s AND (src = ANY(%s::text[]) OR dst = ANY(%s::text[]))",
-                        (uid, gone, gone),
-                    )
-                    cur.execute("DELETE FROM nodes WHERE user_id = %s AND id = ANY(%s::text[])", (uid, gone))
-                if prep.upsert_nodes:
-                    # Row by row (pipelined by psycopg): a repeated id updates the row it
-                    # just inserted, as in SQLite, where one multi-row upsert would fail.
-                    cur.executemany(_UPSERT_NODE, [_node_row_in(r) for r in prep.upsert_nodes])
-                if prep.upsert_edges:
-                    cur.executemany(_UPSERT_EDGE, [_edge_row_in(r) for r in prep.upsert_edges])
-                if prep.events:
-                    cur.executemany(
-                        _INSERT_EVENT,
-                        [(uid, event_seq + i + 1, _esc(r[2]), *r[3:]) for i, r in enumerate(prep.events)],
-                    )
-                    event_seq += len(prep.events)
-            new_version = current + 1
+        obs_rows = [(_esc(r[0]), _esc(r[1]), r[2], _esc(r[3]), *r[4:]) for r in prep.observations]
+        with self._conn() as conn:
+            # Three round trips whatever the change's size: (1) begin + the user's lock,
+            # (2) the user's counters and which observations are logged already, (3) all
+            # writes and COMMIT in one pipeline. The lock is taken in a statement of its
+            # own: a statement's snapshot predates the wait, so reading the counters in
+            # the same statement could miss a commit that happened while waiting.
             conn.execute(
-                "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, updated_at = now() WHERE user_id = %s",
-                (new_version, obs_seq, event_seq, uid),
+                sql.SQL("BEGIN; SELECT pg_advisory_xact_lock({}, hashtext({}))").format(
+                    sql.Literal(_LOCK_WRITE), sql.Literal(uid))
             )
+            try:
+                new_version = self._apply(conn, prep, uid, obs_rows)
+            except BaseException:
+                if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except psycopg.Error:
+                        pass
+                raise
+        return new_version
+
+    @staticmethod
+    def _apply(
+        conn: psycopg.Connection[Any], prep: codec.PreparedChange, uid: str, obs_rows: list[tuple[Any, ...]]
+    ) -> int:
+        """The body of :meth:`commit`, inside the transaction that holds the user's lock."""
+        row = conn.execute(
+            "SELECT u.version, u.obs_seq, u.event_seq, s.version_floor, "
+            "ARRAY(SELECT o.id FROM observations o WHERE o.user_id = %s AND o.id = ANY(%s::text[])) "
+            "FROM store_state s LEFT JOIN users u ON u.user_id = %s WHERE s.id = 1",
+            (uid, [r[1] for r in obs_rows], uid),
+        ).fetchone()
+        if row is None:
+            raise StoreError("the store_state row is missing (run integrity_check)")
+        exists = row[0] is not None
+        current = int(row[0]) if exists else 0
+        obs_seq, event_seq = (int(row[1]), int(row[2])) if exists else (0, 0)
+        if prep.expected_version is not None and prep.expected_version != current:
+            raise StaleStateError(
+                f"user {prep.user_id!r} is at version {current}, the change expected "
+                f"{prep.expected_version}; reload and retry"
+            )
+        if prep.empty:
+            conn.execute("COMMIT")
+            return current
+        if not exists:
+            # Start above every version a deleted user had: versions never repeat.
+            current = int(row[3])
+        known = set(row[4])
+        fresh = [r for r in obs_rows if r[1] not in known]
+        new_version = current + 1
+        with conn.pipeline(), conn.cursor() as cur:
+            if not exists:
+                cur.execute("INSERT INTO users (user_id, version) VALUES (%s, %s)", (uid, current))
+            if fresh:
+                cur.executemany(_INSERT_OBS, [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)])
+            if prep.delete_edges:
+                cur.execute(
+                    "DELETE FROM edges e USING unnest(%s::text[], %s::text[]) AS d(src, dst) "
+                    "WHERE e.user_id = %s AND e.src = d.src AND e.dst = d.dst",
+                    ([_esc(s) for s, _ in prep.delete_edges], [_esc(d) for _, d in prep.delete_edges], uid),
+                )
+            if prep.delete_nodes:
+                gone = [_esc(n) for n in prep.delete_nodes]
+                # Explicit rather than relying on ON DELETE CASCADE alone (as in SQLite).
+                cur.execute(
+                    "DELETE FROM edges WHERE user_id = %s AND (src = ANY(%s::text[]) OR dst = ANY(%s::text[]))",
+                    (uid, gone, gone),
+                )
+                cur.execute("DELETE FROM nodes WHERE user_id = %s AND id = ANY(%s::text[])", (uid, gone))
+            if prep.upsert_nodes:
+                # Row by row (pipelined): a repeated id updates the row it just
+                # inserted, as in SQLite, where one multi-row upsert would fail.
+                cur.executemany(_UPSERT_NODE, [_node_row_in(r) for r in prep.upsert_nodes])
+            if prep.upsert_edges:
+                cur.executemany(_UPSERT_EDGE, [_edge_row_in(r) for r in prep.upsert_edges])
+            if prep.events:
+                cur.executemany(
+                    _INSERT_EVENT,
+                    [(uid, event_seq + i + 1, _esc(r[2]), *r[3:]) for i, r in enumerate(prep.events)],
+                )
+            cur.execute(
+                "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, updated_at = now() WHERE user_id = %s",
+                (new_version, obs_seq + len(fresh), event_seq + len(prep.events), uid),
+            )
+            cur.execute("COMMIT")
         return new_version
 
     def delete_user(self, user_id: str) -> None:
@@ -863,6 +913,7 @@ class PostgresStore:
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         """Rows per table, for one user or for the whole store (the SQLite store's keys)."""
+        tables: tuple[str, ...]
         if user_id is None:
             tables = ("users", *_USER_TABLES, "cache", "meta")
             params: tuple[Any, ...] = ()
