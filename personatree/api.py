@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import random
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +47,7 @@ from .types import (
 
 __all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "register_replayer"]
 
-_MAX_RETRIES = 4
+_MAX_RETRIES = 8
 
 Replayer = Callable[["PersonaTree", MemoryGraph, JournalEvent], None]
 _REPLAYERS: dict[str, Replayer] = {}
@@ -152,8 +154,8 @@ class PersonaTree:
         Parameters
         ----------
         path : str or Path
-            A SQLite file path, ``sqlite:///file.db``, or ``memory://``; ignored when
-            ``store`` is given.
+            A SQLite file path, ``sqlite:///file.db``, a ``postgresql://`` URL (needs
+            the ``postgres`` extra), or ``memory://``; ignored when ``store`` is given.
         config : PersonaTreeConfig, optional
             Defaults to ``PersonaTreeConfig()``.
         embedder, judge, clock, store : optional
@@ -240,7 +242,7 @@ class PersonaTree:
         failure the cache is dropped, so memory never runs ahead of the store.
         """
         with self._lock:
-            for _ in range(_MAX_RETRIES):
+            for attempt in range(_MAX_RETRIES):
                 state = self._state(user_id)
                 try:
                     change, result = work(state.graph)
@@ -251,6 +253,9 @@ class PersonaTree:
                     return result
                 except StaleStateError:
                     self._cache.pop(user_id, None)
+                    # Another instance writes this user: a jittered backoff stops lock-step
+                    # re-collisions between processes that retry at the same moment.
+                    time.sleep(random.uniform(0.0, 0.002 * 2**attempt))
                     continue
                 except BaseException:
                     self._cache.pop(user_id, None)

@@ -16,9 +16,10 @@ import contextlib
 import hashlib
 import json
 import sys
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Optional
+from typing import Any, NoReturn
 
 import orjson
 import typer
@@ -129,7 +130,13 @@ def progress_bar(total: int, label: str) -> Iterator[Callable[[int], None]]:
     Shown only on a terminal and for more than one batch, so scripts and small inputs
     get clean output.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     show = total > _PROGRESS_MIN and err_console.is_terminal
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -255,7 +262,7 @@ def search(
     user: str,
     query: str,
     k: int = typer.Option(10, "-k", min=1, help="How many hits."),
-    level: Optional[str] = typer.Option(None, help="leaf, mid or root."),
+    level: str | None = typer.Option(None, help="leaf, mid or root."),
     store: str = StoreOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -313,7 +320,7 @@ def users(store: str = StoreOpt, as_json: bool = JsonOpt) -> None:
 @app.command()
 def export(
     user: str,
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout."),
     store: str = StoreOpt,
 ) -> None:
     """Export everything stored about USER as JSON."""
@@ -422,7 +429,7 @@ def _timestamp(obj: Any) -> datetime | str | None:
             continue
         if isinstance(v, (int, float)):
             secs = v / 1000.0 if v > 1e11 else float(v)  # JavaScript exports use milliseconds
-            return datetime.fromtimestamp(secs, tz=timezone.utc)
+            return datetime.fromtimestamp(secs, tz=UTC)
         if isinstance(v, str):
             return v
     return None
@@ -586,7 +593,7 @@ def profile(
 @app.command()
 def view(
     user: str,
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="HTML file to write (default USER.html)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default USER.html)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the page in a web browser."),
     store: str = StoreOpt,
 ) -> None:
@@ -610,13 +617,13 @@ def view(
 
 @app.command()
 def mcp(
-    user: Optional[str] = typer.Option(None, "--user", "-u", help="Default user of tool calls without user_id."),
+    user: str | None = typer.Option(None, "--user", "-u", help="Default user of tool calls without user_id."),
     lock_user: bool = typer.Option(False, "--lock-user", help="Refuse any user other than --user."),
     transport: str = typer.Option("stdio", "--transport", "-t", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", help="HTTP host."),
     port: int = typer.Option(8765, min=1, max=65535, help="HTTP port."),
     path: str = typer.Option("/mcp", help="HTTP endpoint path."),
-    budget: Optional[int] = typer.Option(None, "--budget", "-b", min=1, help="Default recall token budget."),
+    budget: int | None = typer.Option(None, "--budget", "-b", min=1, help="Default recall token budget."),
     store: str = StoreOpt,
 ) -> None:
     """Serve the memory to agents over MCP (tools: remember, recall, explain, profile, forget)."""

@@ -22,14 +22,15 @@ streamable HTTP (``--transport http``). Built with the official ``mcp`` SDK
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from .errors import ConfigError, InputError, PersonaTreeError
 
-__all__ = ["build_server", "run_server", "ChatMessage", "server_class"]
+__all__ = ["ChatMessage", "build_server", "run_server", "server_class"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,7 +69,7 @@ def server_class() -> tuple[type, type[Exception]]:
         if exc.name is not None and not exc.name.startswith("mcp"):
             raise
     try:
-        from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef]
+        from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef,attr-defined,unused-ignore]
         from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
 
         return FastMCP, ToolError

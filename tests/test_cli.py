@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,9 @@ COMPONENT = ["consolidate", "recall", "bench"]
 
 
 def registered() -> set[str]:
-    return {c.name or c.callback.__name__ for c in app.registered_commands if c.callback is not None}
+    """Names of the commands and command groups on the app (components add either)."""
+    names = {c.name or c.callback.__name__ for c in app.registered_commands if c.callback is not None}
+    return names | {g.name for g in app.registered_groups if g.name}
 
 
 def run(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Any:
@@ -180,7 +182,7 @@ def test_import_chat_export_groups_turns_and_is_idempotent(tmp_path: Path, embed
     assert counts == {"conversations": 2, "interactions": 3, "skipped": 0}
     assert [len(i["messages"]) for i in items] == [2, 2, 2]
     assert items[0]["messages"][0] == {"role": "user", "content": "I just moved to Lisbon to work as a nurse."}
-    assert items[1]["at"] == datetime.fromtimestamp(1709460000, tz=timezone.utc)
+    assert items[1]["at"] == datetime.fromtimestamp(1709460000, tz=UTC)
     assert items[0]["session_id"] == "c1" and items[0]["metadata"]["title"] == "moving"
 
     store = str(tmp_path / "imp.db")

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
+from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
 
-from personatree import PersonaTree  # noqa: E402
-from personatree.integrations.langgraph import PersonaTreeStore, default_text_of  # noqa: E402
+from personatree import PersonaTree
+from personatree.integrations.langgraph import PersonaTreeStore, default_text_of
 
 ITEMS = [
     (("memories", "maya"), "allergy", {"content": "I am severely allergic to peanuts.", "rank": 1, "kind": "fact"}),

@@ -11,17 +11,18 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
 
 pytest.importorskip("mcp")
 
-from personatree import PersonaTree  # noqa: E402
-from personatree.errors import ConfigError  # noqa: E402
-from personatree.mcp_server import build_server  # noqa: E402
+from personatree import PersonaTree
+from personatree.errors import ConfigError
+from personatree.mcp_server import build_server
 
 TOOLS = {"remember", "recall", "explain", "profile", "forget"}
 
@@ -75,7 +76,7 @@ def test_list_remember_recall_round_trip(tree: Any) -> None:
             listed = await client.list_tools()
             assert {t.name for t in listed.tools} == TOOLS
             remember_tool = next(t for t in listed.tools if t.name == "remember")
-            schema = getattr(remember_tool, "input_schema", None) or getattr(remember_tool, "inputSchema")
+            schema = getattr(remember_tool, "input_schema", None) or remember_tool.inputSchema
             assert {"text", "messages", "user_id", "at", "session_id"} <= set(schema["properties"])
 
             stored = payload(await client.call_tool("remember", {

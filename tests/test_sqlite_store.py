@@ -319,8 +319,6 @@ def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize(
     ("url", "pattern"),
     [
-        ("postgresql://user@host/db", "PostgreSQL store not available yet"),
-        ("postgres://host/db", "PostgreSQL store not available yet"),
         ("mysql://host/db", "'mysql'"),
         ("ftp://x", "'ftp'"),
         ("", "non-empty"),

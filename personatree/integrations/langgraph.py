@@ -37,9 +37,10 @@ import hashlib
 import itertools
 import json
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 try:
     from langgraph.store.base import (

@@ -8,6 +8,7 @@ It is deterministic for a given embedder and registry.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
@@ -141,7 +142,7 @@ class OfflineJudge:
             bounds.append((len(texts), len(texts) + len(ex)))
             texts.extend(ex)
         self._bounds = tuple(bounds)
-        self._examples = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
+        self._examples = _embedded_examples(embedder, tuple(texts))
         # One alternation over every cue of every leaf type; a hit votes for each type
         # that lists the cue. Longest cues first so "i have two" beats "i have a".
         cue_types: dict[str, list[int]] = {}
@@ -461,6 +462,28 @@ class OfflineJudge:
             "topic": key_topic(toks),
         }
         return Summary(content=content, schema_type=schema_type, attributes=attrs)
+
+
+_EXAMPLE_CACHE: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+_EXAMPLE_CACHE_LOCK = threading.Lock()
+
+
+def _embedded_examples(embedder: Embedder, texts: tuple[str, ...]) -> np.ndarray:
+    """Embeddings of the schema examples, computed once per process per embedder.
+
+    Every ``PersonaTree.open`` builds a judge; re-embedding ~100 examples costs about two
+    seconds on a laptop CPU, which a CLI call or a test would pay each time. The cached
+    array is read-only.
+    """
+    key = (embedder.name, texts)
+    with _EXAMPLE_CACHE_LOCK:
+        hit = _EXAMPLE_CACHE.get(key)
+    if hit is None:
+        hit = np.ascontiguousarray(embedder.embed(list(texts)), dtype=np.float32)
+        hit.flags.writeable = False
+        with _EXAMPLE_CACHE_LOCK:
+            _EXAMPLE_CACHE[key] = hit
+    return hit
 
 
 _CLAUSE_BREAK = re.compile(r",\s+(?:so|because|but|and then|which|since|though|although)\s", re.IGNORECASE)

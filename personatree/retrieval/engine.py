@@ -7,7 +7,6 @@ drive it on graphs they build directly.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
@@ -200,7 +199,7 @@ def recall_state(
     # Candidates beyond what a budget can show only cost time: ~10 tokens is the
     # shortest line, so budget/8 per retriever and level is already generous.
     fit = {lv: level_fit(route, lv, cfg.fit_floor) for lv in Level}
-    pool = max(16, min(cfg.pool, budget // int(os.environ.get('PT_DIV', '10'))))
+    pool = max(16, min(cfg.pool, budget // 10))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
     scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools)

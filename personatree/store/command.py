@@ -7,6 +7,7 @@ Registered by :func:`register` (called from ``personatree.cli``)::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
@@ -40,6 +41,11 @@ def migrate(
     with errors():
         if source == target:
             raise StoreError("--from and --to name the same store")
+        src_path = source[len("sqlite:///"):] if source.startswith("sqlite:///") else (
+            source if "://" not in source else None)
+        if src_path is not None and not Path(src_path).exists():
+            # Opening a SQLite path creates the file; a typo must not "copy" nothing.
+            raise StoreError(f"--from {source!r}: no such SQLite file")
         src = open_store(source)
         try:
             dst = open_store(target)

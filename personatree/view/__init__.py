@@ -22,8 +22,16 @@ from .data import view_payload
 from .page import render_page
 from .profile import ProfileBlock, ProfileLine, profile_block
 
-__all__ = ["tree_html", "write_html", "view_payload", "render_page", "notebook_html",
-           "profile_block", "ProfileBlock", "ProfileLine"]
+__all__ = [
+    "ProfileBlock",
+    "ProfileLine",
+    "notebook_html",
+    "profile_block",
+    "render_page",
+    "tree_html",
+    "view_payload",
+    "write_html",
+]
 
 
 def tree_html(tree: Any, user_id: str, *, now: datetime | None = None, title: str | None = None) -> str:

@@ -6,8 +6,9 @@ without a browser: every confidence is read at one ``now`` that the caller passe
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..graph import MemoryGraph
 from ..render import node_confidence

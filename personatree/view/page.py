@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -12,7 +12,7 @@ import orjson
 __all__ = ["render_page"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _asset(name: str) -> str:
     return resources.files("personatree.view").joinpath("assets", name).read_text("utf-8")
 

@@ -1,0 +1,63 @@
+"""``TieringConfig``: sizes and weights of the HMO tiers (DESIGN.md, "HMO tiering")."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..config import _Frozen
+
+__all__ = ["TieringConfig"]
+
+
+class TieringConfig(_Frozen):
+    """Persona-driven tiering over the tree (hot cache, buffer, archive).
+
+    Attributes
+    ----------
+    tiers : bool
+        Route ``recall`` through tiered search (T1 → T2 → T3); ``False`` searches the
+        whole tree every time (the plain engine).
+    S : int
+        Tier 1 holds the leaves of the user's last ``S`` sessions.
+    K : int
+        Tier 1 holds the top ``K`` pivotal nodes by priority S_m.
+    H : int
+        Tier 2 holds the next ``H`` nodes by priority S_m.
+    top_roots : int
+        Tier 1 holds the ``top_roots`` most confident roots.
+    alpha, beta : float
+        Weights of importance I_m and persona similarity Sim(m, P) in S_m.
+    lam : float
+        λ, the recency decay rate of S_m per day (a never-recalled node's priority
+        falls by e every ln(2)/λ ≈ 35 days at the default).
+    tau : float
+        Drift gate: a full re-rank happens only when ‖P_new − P_anchor‖₂ ≥ τ.
+    strong_mid : float
+        Mids at least this confident join the roots in the persona vector P.
+    profile_budget : int
+        Token budget of the tier-1 profile block.
+    sufficient_cosine : float
+        A recalled item counts as sufficient evidence when its cosine to the query
+        reaches this (all-MiniLM-L6-v2 puts paraphrases at ≳0.55, unrelated text at
+        ≲0.2).
+    sufficient_hits : int
+        Search stops at a tier when at least this many recalled items are sufficient.
+    hot_children : int
+        Support children of each hot claim copied into the hot sub-tree, so a hot
+        claim can still be expanded to its evidence.
+    """
+
+    tiers: bool = True
+    S: int = Field(default=5, ge=0)
+    K: int = Field(default=50, ge=0)
+    H: int = Field(default=200, ge=0)
+    top_roots: int = Field(default=20, ge=0)
+    alpha: float = Field(default=1.0, ge=0.0)
+    beta: float = Field(default=1.0, ge=0.0)
+    lam: float = Field(default=0.02, ge=0.0)
+    tau: float = Field(default=0.10, ge=0.0)
+    strong_mid: float = Field(default=0.7, ge=0.0, le=1.0)
+    profile_budget: int = Field(default=400, ge=16)
+    sufficient_cosine: float = Field(default=0.55, ge=-1.0, le=1.0)
+    sufficient_hits: int = Field(default=2, ge=1)
+    hot_children: int = Field(default=8, ge=0)

@@ -1,0 +1,180 @@
+"""``profile_user``: tier 1 on its own, as a text block for an agent's system prompt.
+
+Durable claims first (roots, then pivotal mids by priority), then the most recent
+evidence (leaves of the last sessions, newest kept first when the budget binds,
+shown in time order). Lines use the same compact format as recall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..graph import MemoryGraph
+from ..render import node_confidence
+from ..retrieval.render import leaf_date, node_line
+from ..types import Level
+from .config import TieringConfig
+from .tiers import TierState
+
+__all__ = ["Profile", "ProfileItem", "PROFILE_HEADER", "RECENT_HEADER", "render_profile", "profile_user"]
+
+PROFILE_HEADER = "About the user (durable claims and patterns):"
+RECENT_HEADER = "Recently (verbatim, dated):"
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileItem:
+    """One node shown in the profile.
+
+    Attributes
+    ----------
+    node_id : str
+    level : Level
+    schema_type : str
+    confidence : float
+    priority : float
+        S_m when the tiers were last scored.
+    section : str
+        ``"claims"`` or ``"recent"``.
+    line : str
+        The rendered line.
+    """
+
+    node_id: str
+    level: Level
+    schema_type: str
+    confidence: float
+    priority: float
+    section: str
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The tier-1 block.
+
+    Attributes
+    ----------
+    user_id : str
+    text : str
+        Ready to put in a system prompt (empty for an empty tier 1).
+    items : tuple of ProfileItem
+        Nodes shown, in render order.
+    tokens : int
+        Tokens of ``text`` (≤ ``budget``).
+    budget : int
+    """
+
+    user_id: str
+    text: str
+    items: tuple[ProfileItem, ...]
+    tokens: int
+    budget: int
+
+
+def _text(claims: list[ProfileItem], recent: list[ProfileItem], graph: MemoryGraph) -> str:
+    out: list[str] = []
+    if claims:
+        out.append(PROFILE_HEADER)
+        out.extend("- " + c.line for c in claims)
+    if recent:
+        out.append(RECENT_HEADER)
+        day = None
+        for r in sorted(recent, key=lambda r: (graph.node(r.node_id).t_first, r.node_id)):
+            d = leaf_date(graph.node(r.node_id))
+            if d != day:
+                out.append(f"{d}:")
+                day = d
+            out.append("- " + r.line)
+    return "\n".join(out)
+
+
+def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter: Any, budget: int,
+                   now: datetime) -> Profile:
+    """Render tier 1 within ``budget`` tokens (pure apart from the counter's cache).
+
+    Parameters
+    ----------
+    state : TierState
+    graph : MemoryGraph
+    registry : SchemaRegistry
+    counter : TokenCounter
+    budget : int
+    now : datetime
+        When confidences are read.
+
+    Returns
+    -------
+    Profile
+    """
+    def item(nid: str, section: str) -> ProfileItem:
+        n = graph.node(nid)
+        c = node_confidence(n, registry, now)
+        return ProfileItem(nid, n.level, n.schema_type, c, state.scores.get(nid, 0.0), section, node_line(n, c))
+
+    # Priority order decides what survives a tight budget: roots, pivotal claims,
+    # then pivotal leaves and recent leaves newest first.
+    order: list[tuple[str, str]] = [(x, "claims") for x in state.roots if x in graph]
+    order += [(x, "claims") for x in state.pivotal if x in graph and graph.node(x).level is not Level.LEAF]
+    recent = [x for x in state.pivotal if x in graph and graph.node(x).level is Level.LEAF]
+    recent += sorted((x for x in state.recent if x in graph), key=lambda x: graph.node(x).t_first, reverse=True)
+    order += [(x, "recent") for x in dict.fromkeys(recent)]
+    claims: list[ProfileItem] = []
+    recents: list[ProfileItem] = []
+    used = 0
+    for nid, section in order:
+        it = item(nid, section)
+        cost = counter.count(it.line) + 2
+        if used + cost + 12 > budget:  # ~12 tokens of section and date headers
+            continue
+        (claims if section == "claims" else recents).append(it)
+        used += cost
+    text = _text(claims, recents, graph)
+    tokens = counter.count(text)
+    while tokens > budget and (claims or recents):
+        (recents or claims).pop()  # the per-line sum under-counted: drop the least important
+        text = _text(claims, recents, graph)
+        tokens = counter.count(text)
+    by_id = {i.node_id: i for i in claims + recents}
+    shown = [by_id[i.node_id] for i in claims]
+    shown += sorted((by_id[i.node_id] for i in recents), key=lambda r: (graph.node(r.node_id).t_first, r.node_id))
+    return Profile(graph.user_id, text, tuple(shown), tokens, budget)
+
+
+def profile_user(tree: Any, user_id: str, *, budget: int | None = None,
+                 config: "TieringConfig | None" = None) -> Profile:
+    """The tier-1 profile block of a user, for an agent's system prompt.
+
+    Parameters
+    ----------
+    tree : PersonaTree
+    user_id : str
+        A validated user id.
+    budget : int, optional
+        Token budget (default ``config.tiering.profile_budget``).
+    config : TieringConfig, optional
+        Overrides ``tree.config.tiering``.
+
+    Returns
+    -------
+    Profile
+
+    Raises
+    ------
+    UnknownUserError, InputError
+    """
+    from ..errors import InputError  # noqa: PLC0415
+    from ..retrieval.tokens import counter_of  # noqa: PLC0415
+    from .search import tiering_config, tiers_of  # noqa: PLC0415
+
+    tcfg = config or tiering_config(tree)
+    b = tcfg.profile_budget if budget is None else budget
+    if not isinstance(b, int) or isinstance(b, bool) or b < 1:
+        raise InputError("budget must be a positive integer")
+    counter = counter_of(tree, tree.config.recall.model)
+    now = tree.clock.now()
+    with tree._lock:
+        state = tiers_of(tree, user_id, now, tcfg)
+        return render_profile(state, tree._graph(user_id), tree.registry, counter, b, now)
