@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -49,11 +48,53 @@ from personatree.retrieval.tokens import shared_counter  # noqa: E402
 from personatree.schema import SchemaRegistry  # noqa: E402
 from personatree.types import Edge, EdgeKind, Level, Node, Provenance  # noqa: E402
 
-NAMES = ["Anna", "Tom", "Priya", "Jon", "Maria", "Kenji", "Caroline", "Melanie", "Omar", "Lena", "Sven", "Aisha"]
-PLACES = ["Lisbon", "Berlin", "the lake", "Mount Tam", "the farmers market", "the library", "Kyoto",
-          "the gym", "the beach", "Oslo", "the park", "my parents' house", "the office", "Nairobi"]
-ACTS = ["hiking", "running", "painting", "swimming", "cooking", "reading", "cycling", "yoga", "pottery",
-        "camping", "gardening", "climbing", "baking", "chess", "guitar practice"]
+NAMES = [
+    "Anna",
+    "Tom",
+    "Priya",
+    "Jon",
+    "Maria",
+    "Kenji",
+    "Caroline",
+    "Melanie",
+    "Omar",
+    "Lena",
+    "Sven",
+    "Aisha",
+]
+PLACES = [
+    "Lisbon",
+    "Berlin",
+    "the lake",
+    "Mount Tam",
+    "the farmers market",
+    "the library",
+    "Kyoto",
+    "the gym",
+    "the beach",
+    "Oslo",
+    "the park",
+    "my parents' house",
+    "the office",
+    "Nairobi",
+]
+ACTS = [
+    "hiking",
+    "running",
+    "painting",
+    "swimming",
+    "cooking",
+    "reading",
+    "cycling",
+    "yoga",
+    "pottery",
+    "camping",
+    "gardening",
+    "climbing",
+    "baking",
+    "chess",
+    "guitar practice",
+]
 FEEL = ["happy", "exhausted", "anxious", "proud", "relaxed", "frustrated", "lonely", "grateful"]
 TEMPLATES = [
     "I went {act} with {name} at {place} on Saturday.",
@@ -69,28 +110,54 @@ TEMPLATES = [
     "I ran into {name} at {place} and we caught up for {n} hours.",
     "Doing {act} always makes me feel {feel}.",
 ]
-MID_T = ["Enjoys {act} ({n} mentions, {m1}–{m2} 2024)", "Often sees {name} at {place} ({n} mentions)",
-         "Feels {feel} around {act} lately ({n} mentions)", "Regular {act} routine, mostly at {place}"]
-ROOT_T = ["Is an active, outdoorsy person who loves {act}", "Values close friendships, especially with {name}",
-          "Tends to feel {feel} under pressure", "Cares about staying healthy through {act}"]
-QUERY_T = ["When did I go {act} with {name}?", "What did {name} give me for my birthday?",
-           "How often do I do {act}?", "What kind of person am I?", "Where does {name} live now?",
-           "Have I been feeling {feel} lately?", "What matters most to me?", "Would I enjoy a {act} trip to {place}?"]
+MID_T = [
+    "Enjoys {act} ({n} mentions, {m1}–{m2} 2024)",
+    "Often sees {name} at {place} ({n} mentions)",
+    "Feels {feel} around {act} lately ({n} mentions)",
+    "Regular {act} routine, mostly at {place}",
+]
+ROOT_T = [
+    "Is an active, outdoorsy person who loves {act}",
+    "Values close friendships, especially with {name}",
+    "Tends to feel {feel} under pressure",
+    "Cares about staying healthy through {act}",
+]
+QUERY_T = [
+    "When did I go {act} with {name}?",
+    "What did {name} give me for my birthday?",
+    "How often do I do {act}?",
+    "What kind of person am I?",
+    "Where does {name} live now?",
+    "Have I been feeling {feel} lately?",
+    "What matters most to me?",
+    "Would I enjoy a {act} trip to {place}?",
+]
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun"]
 
 
 def fill(t: str, rng: random.Random) -> str:
-    return t.format(act=rng.choice(ACTS), name=rng.choice(NAMES), place=rng.choice(PLACES),
-                    feel=rng.choice(FEEL), n=rng.randint(2, 9), m1=rng.choice(MONTHS[:3]), m2=rng.choice(MONTHS[3:]))
+    return t.format(
+        act=rng.choice(ACTS),
+        name=rng.choice(NAMES),
+        place=rng.choice(PLACES),
+        feel=rng.choice(FEEL),
+        n=rng.randint(2, 9),
+        m1=rng.choice(MONTHS[:3]),
+        m2=rng.choice(MONTHS[3:]),
+    )
 
 
-def vectors_for(texts: list[str], base: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+def vectors_for(
+    texts: list[str], base: dict[str, np.ndarray], rng: np.random.Generator
+) -> np.ndarray:
     keys = list(base)
     out = np.empty((len(texts), len(next(iter(base.values())))), dtype=np.float32)
     for i, t in enumerate(texts):
         v = base.get(t)
         if v is None:  # reuse a real vector of a random distinct sentence, with noise
-            v = base[keys[int(rng.integers(len(keys)))]] + rng.normal(0, 0.02, out.shape[1]).astype(np.float32)
+            v = base[keys[int(rng.integers(len(keys)))]] + rng.normal(0, 0.02, out.shape[1]).astype(
+                np.float32
+            )
         out[i] = v / np.linalg.norm(v)
     return out
 
@@ -107,20 +174,62 @@ def build(n: int, emb: SentenceTransformerEmbedder, unique: int, seed: int = 0) 
     t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
     g = MemoryGraph("u")
     for i, (c, v) in enumerate(zip(roots, vectors_for(roots, base, nrng))):
-        g.add_node(Node(f"r{i}", "u", Level.ROOT, rng.choice(["personality", "value", "identity"]), c, {},
-                        t0, t0 + timedelta(days=150), 2.0, n_support=5, embedding=v))
+        g.add_node(
+            Node(
+                f"r{i}",
+                "u",
+                Level.ROOT,
+                rng.choice(["personality", "value", "identity"]),
+                c,
+                {},
+                t0,
+                t0 + timedelta(days=150),
+                2.0,
+                n_support=5,
+                embedding=v,
+            )
+        )
     for i, (c, v) in enumerate(zip(mids, vectors_for(mids, base, nrng))):
-        g.add_node(Node(f"m{i}", "u", Level.MID, rng.choice(["preference", "routine", "state"]), c, {},
-                        t0, t0 + timedelta(days=90), 1.5, n_support=8, embedding=v))
+        g.add_node(
+            Node(
+                f"m{i}",
+                "u",
+                Level.MID,
+                rng.choice(["preference", "routine", "state"]),
+                c,
+                {},
+                t0,
+                t0 + timedelta(days=90),
+                1.5,
+                n_support=8,
+                embedding=v,
+            )
+        )
         if rng.random() < 0.8:
-            g.add_edge(Edge(f"m{i}", f"r{rng.randrange(n_roots)}", EdgeKind.SUPPORT, 0.8, 0.5, "", t0))
+            g.add_edge(
+                Edge(f"m{i}", f"r{rng.randrange(n_roots)}", EdgeKind.SUPPORT, 0.8, 0.5, "", t0)
+            )
     for i, (c, v) in enumerate(zip(leaves, vectors_for(leaves, base, nrng))):
         at = t0 + timedelta(days=i * 180 / n_leaves)
-        g.add_node(Node(f"l{i}", "u", Level.LEAF, rng.choice(["event", "preference", "state"]), c,
-                        {"speaker": rng.choice(NAMES[:2])}, at, at, 0.4, embedding=v,
-                        provenance=(Provenance(f"o{i // 2}", 0, i % 2, at, "s"),)))
+        g.add_node(
+            Node(
+                f"l{i}",
+                "u",
+                Level.LEAF,
+                rng.choice(["event", "preference", "state"]),
+                c,
+                {"speaker": rng.choice(NAMES[:2])},
+                at,
+                at,
+                0.4,
+                embedding=v,
+                provenance=(Provenance(f"o{i // 2}", 0, i % 2, at, "s"),),
+            )
+        )
         if rng.random() < 0.7:
-            g.add_edge(Edge(f"l{i}", f"m{rng.randrange(n_mids)}", EdgeKind.SUPPORT, 0.8, 0.5, "", at))
+            g.add_edge(
+                Edge(f"l{i}", f"m{rng.randrange(n_mids)}", EdgeKind.SUPPORT, 0.8, 0.5, "", at)
+            )
     return g
 
 
@@ -170,35 +279,79 @@ def main() -> None:
 
         def run(i: int) -> None:
             q, v = queries[i], qvecs[i]
-            recall_state(state, q, v, router.route_vector(q, v), registry=registry, counter=counter,
-                         budget=args.budget, now=now, cfg=cfg)
+            recall_state(
+                state,
+                q,
+                v,
+                router.route_vector(q, v),
+                registry=registry,
+                counter=counter,
+                budget=args.budget,
+                now=now,
+                cfg=cfg,
+            )
 
         for i in range(min(20, len(queries))):  # warm-up: token cache, BM25 postings arrays
             run(i)
             flat_context(matrix, texts, qvecs[i], counter, args.budget)
         rec, rec_e, flat, flat_c = [], [], [], []
         for i in range(len(queries)):
-            t = time.perf_counter(); run(i); rec.append(time.perf_counter() - t)
-            t = time.perf_counter(); v = emb.embed([queries[i]])[0]
+            t = time.perf_counter()
+            run(i)
+            rec.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            v = emb.embed([queries[i]])[0]
             qv = queries[i]
-            recall_state(state, qv, v, router.route_vector(qv, v), registry=registry, counter=counter,
-                         budget=args.budget, now=now, cfg=cfg)
+            recall_state(
+                state,
+                qv,
+                v,
+                router.route_vector(qv, v),
+                registry=registry,
+                counter=counter,
+                budget=args.budget,
+                now=now,
+                cfg=cfg,
+            )
             rec_e.append(time.perf_counter() - t)
-            t = time.perf_counter(); top_k(matrix @ qvecs[i], 50); flat.append(time.perf_counter() - t)
-            t = time.perf_counter(); flat_context(matrix, texts, qvecs[i], counter, args.budget)
+            t = time.perf_counter()
+            top_k(matrix @ qvecs[i], 50)
+            flat.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            flat_context(matrix, texts, qvecs[i], counter, args.budget)
             flat_c.append(time.perf_counter() - t)
         ms = lambda xs, p: 1000 * pct(xs, p)  # noqa: E731
-        rows.append((n, len(g), t_build, t_state, ms(rec, 50), ms(rec, 95), ms(rec_e, 50), ms(rec_e, 95),
-                     ms(flat, 50), ms(flat, 95), ms(flat_c, 50), ms(flat_c, 95)))
+        rows.append(
+            (
+                n,
+                len(g),
+                t_build,
+                t_state,
+                ms(rec, 50),
+                ms(rec, 95),
+                ms(rec_e, 50),
+                ms(rec_e, 95),
+                ms(flat, 50),
+                ms(flat, 95),
+                ms(flat_c, 50),
+                ms(flat_c, 95),
+            )
+        )
         print(f"done {n}", file=sys.stderr)
-    print(f"\nRecall latency, budget {args.budget} tokens, {args.queries} queries, gpt-4o-mini tokenizer "
-          f"(ms; p50 / p95)\n")
-    print("| nodes | state build s | recall (no emb) | recall (+ emb) | flat top-k | flat context | "
-          "recall p95 / flat top-k p95 | recall p95 / flat context p95 |")
+    print(
+        f"\nRecall latency, budget {args.budget} tokens, {args.queries} queries, gpt-4o-mini tokenizer "
+        f"(ms; p50 / p95)\n"
+    )
+    print(
+        "| nodes | state build s | recall (no emb) | recall (+ emb) | flat top-k | flat context | "
+        "recall p95 / flat top-k p95 | recall p95 / flat context p95 |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r[1]:,} | {r[3]:.2f} | {r[4]:.2f} / {r[5]:.2f} | {r[6]:.1f} / {r[7]:.1f} | {r[8]:.2f} / {r[9]:.2f} | "
-              f"{r[10]:.2f} / {r[11]:.2f} | {r[5] / r[9]:.1f}x | {r[5] / r[11]:.1f}x |")
+        print(
+            f"| {r[1]:,} | {r[3]:.2f} | {r[4]:.2f} / {r[5]:.2f} | {r[6]:.1f} / {r[7]:.1f} | {r[8]:.2f} / {r[9]:.2f} | "
+            f"{r[10]:.2f} / {r[11]:.2f} | {r[5] / r[9]:.1f}x | {r[5] / r[11]:.1f}x |"
+        )
 
 
 if __name__ == "__main__":

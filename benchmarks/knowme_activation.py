@@ -2,7 +2,8 @@
 
 Ingests KnowMe dataset 1 (a first-person narrative stream of 6,644 entries) through
 the public API only — ``PersonaTree.open`` on a temporary SQLite file,
-``observe_many`` one day-session at a time with a clock that follows the stream,
+``observe_many`` in chunks of 256 entries (each keeps its own timestamp and day
+session) with a clock that follows the stream,
 ``consolidate`` every ``--consolidate-every`` entries and at the end — then asks every
 question of every task with ``recall`` and reports, per task, the share of chosen
 items that are leaves / mids / roots, the router's level votes, and (for tasks that
@@ -36,23 +37,25 @@ from personatree.clock import FixedClock  # noqa: E402
 from personatree.types import Level  # noqa: E402
 
 
-def ingest(tree: PersonaTree, clock: FixedClock, user: str, turns, every: int) -> dict[str, float]:
-    sessions: list[list] = []
-    for t in turns:
-        if sessions and sessions[-1][-1].session == t.session:
-            sessions[-1].append(t)
-        else:
-            sessions.append([t])
+def ingest(
+    tree: PersonaTree, clock: FixedClock, user: str, turns, every: int, chunk: int = 256
+) -> dict[str, float]:
+    """Replay the stream in time order: ``observe_many`` per chunk, ``consolidate`` every ``every`` entries.
+
+    Each interaction carries its own timestamp and day-session, so chunking across day
+    boundaries stores exactly what per-day calls would; it only batches the embedding.
+    """
     t_obs = t_cons = 0.0
-    since = 0
     consolidated = None
-    for i, run in enumerate(sessions):
+    since = 0
+    for start in range(0, len(turns), chunk):
+        run = turns[start : start + chunk]
         clock.set(run[-1].at)
         t0 = time.perf_counter()
         tree.observe_many(user, [interaction(user, t) for t in run])
         t_obs += time.perf_counter() - t0
         since += len(run)
-        if since >= every or i + 1 == len(sessions):
+        if since >= every or start + chunk >= len(turns):
             t0 = time.perf_counter()
             try:
                 tree.consolidate(user, now=run[-1].at)
@@ -63,8 +66,10 @@ def ingest(tree: PersonaTree, clock: FixedClock, user: str, turns, every: int) -
                 every = 10**12
             t_cons += time.perf_counter() - t0
             since = 0
-        print(f"\ringested {sum(len(s) for s in sessions[: i + 1])}/{len(turns)}", end="", file=sys.stderr)
-    print(file=sys.stderr)
+        print(
+            f"ingested {start + len(run)}/{len(turns)} ({t_obs:.0f} s observe, {t_cons:.0f} s consolidate)",
+            file=sys.stderr,
+        )
     return {"observe_s": t_obs, "consolidate_s": t_cons, "consolidated": float(bool(consolidated))}
 
 
@@ -74,7 +79,9 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--limit", type=int, default=None, help="only the first N stream entries")
     ap.add_argument("--consolidate-every", type=int, default=500)
-    ap.add_argument("--store", default=None, help="reuse (or keep) this SQLite file instead of a temp one")
+    ap.add_argument(
+        "--store", default=None, help="reuse (or keep) this SQLite file instead of a temp one"
+    )
     args = ap.parse_args()
 
     ds = load_knowme(args.data, limit=args.limit)
@@ -106,28 +113,42 @@ def main() -> None:
                 shares[q.category][it.level] += 1
             if q.evidence:
                 shown = {obs_turn.get(s[0]) for s in rec.sources}
-                recall_hits[q.category].append(sum(e in shown for e in q.evidence) / len(q.evidence))
+                recall_hits[q.category].append(
+                    sum(e in shown for e in q.evidence) / len(q.evidence)
+                )
         del text_of
     finally:
         tree.close()
         tmp.cleanup()
 
-    print(f"\nKnowMe dataset 1: {len(conv.turns):,} entries -> {st['leaves']:,} leaves, {st['mids']:,} mids, "
-          f"{st['roots']:,} roots; budget {args.budget} tokens; "
-          + (f"ingest {stats['observe_s']:.0f} s + consolidation {stats['consolidate_s']:.0f} s" if stats else "reused store"))
+    print(
+        f"\nKnowMe dataset 1: {len(conv.turns):,} entries -> {st['leaves']:,} leaves, {st['mids']:,} mids, "
+        f"{st['roots']:,} roots; budget {args.budget} tokens; "
+        + (
+            f"ingest {stats['observe_s']:.0f} s + consolidation {stats['consolidate_s']:.0f} s"
+            if stats
+            else "reused store"
+        )
+    )
     lat.sort()
-    print(f"recall latency (with query embedding): p50 {1000 * lat[len(lat) // 2]:.0f} ms, "
-          f"p95 {1000 * lat[int(0.95 * (len(lat) - 1))]:.0f} ms over {len(lat)} questions\n")
-    print("| task | questions | routed L / M / R | items: leaves | mids | roots | evidence recall |")
+    print(
+        f"recall latency (with query embedding): p50 {1000 * lat[len(lat) // 2]:.0f} ms, "
+        f"p95 {1000 * lat[int(0.95 * (len(lat) - 1))]:.0f} ms over {len(lat)} questions\n"
+    )
+    print(
+        "| task | questions | routed L / M / R | items: leaves | mids | roots | evidence recall |"
+    )
     print("|---|---|---|---|---|---|---|")
     for task in sorted(n_q):
         tot = sum(shares[task].values()) or 1
         r = routes[task]
         ev = recall_hits.get(task)
         ev_s = f"{sum(ev) / len(ev):.2f}" if ev else "n/a (no evidence cited)"
-        print(f"| {task} | {n_q[task]} | {r[Level.LEAF]} / {r[Level.MID]} / {r[Level.ROOT]} | "
-              f"{shares[task][Level.LEAF] / tot:.0%} | {shares[task][Level.MID] / tot:.0%} | "
-              f"{shares[task][Level.ROOT] / tot:.0%} | {ev_s} |")
+        print(
+            f"| {task} | {n_q[task]} | {r[Level.LEAF]} / {r[Level.MID]} / {r[Level.ROOT]} | "
+            f"{shares[task][Level.LEAF] / tot:.0%} | {shares[task][Level.MID] / tot:.0%} | "
+            f"{shares[task][Level.ROOT] / tot:.0%} | {ev_s} |"
+        )
 
 
 if __name__ == "__main__":

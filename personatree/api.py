@@ -26,7 +26,7 @@ from .config import PersonaTreeConfig
 from .errors import InputError, StaleStateError, UnknownNodeError, UnknownUserError
 from .forgetting import forget_node
 from .graph import MemoryGraph
-from .inputs import build_observation, check_id, check_query, ensure_iterable
+from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
 from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store
 from .render import node_confidence, tree_text
@@ -124,8 +124,10 @@ class PersonaTree:
         embedder: Embedder,
         judge: Judge,
         clock: Clock,
+        redactor: Callable[[str], str] | None = None,
     ) -> None:
         self.store = store
+        self.redactor = redactor
         self.config = config
         self.registry = registry
         self.embedder = embedder
@@ -148,6 +150,7 @@ class PersonaTree:
         judge: Judge | None = None,
         clock: Clock | None = None,
         store: Store | None = None,
+        redactor: Callable[[str], str] | None = None,
     ) -> "PersonaTree":
         """Open (or create) a memory at ``path``.
 
@@ -161,6 +164,10 @@ class PersonaTree:
         embedder, judge, clock, store : optional
             Injected parts; defaults are the packaged embedder, the offline judge,
             the system clock and the store named by ``path``.
+        redactor : callable, optional
+            Applied to every message before it is stored (e.g. a
+            :class:`~personatree.redact.Redactor` with a custom scrubber); default: the
+            built-in patterns named in ``config.redact``, if any.
 
         Returns
         -------
@@ -178,8 +185,13 @@ class PersonaTree:
         registry = SchemaRegistry.load(cfg.schema_path)
         emb = embedder or make_embedder(cfg.embedder, cfg.embed_batch_size)
         jdg = judge or OfflineJudge(emb, registry, router=_default_router(emb))
+        if redactor is None and cfg.redact:
+            from .redact import Redactor
+
+            redactor = Redactor(patterns=cfg.redact)
         st = store or open_store(str(path), busy_timeout_s=cfg.busy_timeout_s)
-        return cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg, clock=clock or SystemClock())
+        return cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg,
+                   clock=clock or SystemClock(), redactor=redactor)
 
     def close(self) -> None:
         """Flush pending write-behind state and close the store."""
@@ -359,6 +371,7 @@ class PersonaTree:
                     observation_id=item.get("observation_id"),
                     metadata=item.get("metadata"),
                     limits=self.config.limits,
+                    redactor=self.redactor,
                 ))
             except InputError as exc:
                 raise type(exc)(f"interaction {i}: {exc}") from None
@@ -374,8 +387,8 @@ class PersonaTree:
 
     def _observe_chunk(self, user_id: str, chunk: list[Observation]) -> list[InsertReport]:
         existing = self.store.existing_observations(user_id, [o.id for o in chunk])
-        seen: set[str] = set()
         fresh: list[Observation] = []
+        seen: set[str] = set()
         for o in chunk:
             if o.id not in existing and o.id not in seen:
                 fresh.append(o)
@@ -383,9 +396,14 @@ class PersonaTree:
         leaves_per_obs = self._extract(fresh)
 
         def work(graph: MemoryGraph) -> tuple[ChangeSet, dict[str, InsertReport]]:
+            # Re-check inside the guarded transaction: a concurrent redelivery of the same
+            # observation may have committed since the check above.
+            stored = self.store.existing_observations(user_id, [o.id for o in fresh])
             change = ChangeSet(user_id=user_id)
             out: dict[str, InsertReport] = {}
             for obs, leaves in zip(fresh, leaves_per_obs):
+                if obs.id in stored:
+                    continue
                 decisions = self._insert(graph, [n.copy() for n in leaves], change)
                 change.observations.append(obs)
                 change.events.append(JournalEvent("observe", {"observation_id": obs.id}, obs.at))
@@ -393,7 +411,12 @@ class PersonaTree:
             return change, out
 
         made = self._transact(user_id, work) if fresh else {}
-        return [made.get(o.id) or InsertReport(user_id, o.id, True, ()) for o in chunk]
+        reports: list[InsertReport] = []
+        for o in chunk:
+            # Only the first occurrence of an id in this call reports what was inserted.
+            report = made.pop(o.id, None)
+            reports.append(report or InsertReport(user_id, o.id, True, ()))
+        return reports
 
     def _extract(self, observations: Sequence[Observation]) -> list[list[Node]]:
         """Extract leaf drafts with the judge and turn them into leaf nodes."""
@@ -430,7 +453,13 @@ class PersonaTree:
 
     def _insert(self, graph: MemoryGraph, leaves: list[Node], change: ChangeSet) -> list[Any]:
         cfg = self.config
-        fresh = [leaf for leaf in leaves if leaf.id not in graph]
+        # A statement already recorded in the same session (the user repeating themself,
+        # a client re-sending a message under a new id) is the same evidence: it adds no
+        # leaf and no support.
+        fresh = [
+            leaf for leaf in leaves
+            if leaf.id not in graph and graph.find_statement(leaf.provenance[0].session_id, leaf.content) is None
+        ]
         decisions = plan_insertions(graph, fresh, self.judge, self.registry, cfg.insertion)
         touched = Touched()
         for leaf, decision in zip(fresh, decisions):
@@ -476,10 +505,11 @@ class PersonaTree:
                 n.copy() for n in g.nodes(lv) if schema_type is None or n.schema_type == schema_type
             ]
 
-    def confidence(self, user_id: str, node_id: str, at: datetime | None = None) -> float:
+    def confidence(self, user_id: str, node_id: str, at: datetime | str | None = None) -> float:
         """Confidence of a node read at ``at`` (default now), with lazy decay."""
+        when = self.clock.now() if at is None else parse_time(at)
         n = self.node(user_id, node_id)
-        return node_confidence(n, self.registry, utc(at) if at else self.clock.now())
+        return node_confidence(n, self.registry, when)
 
     def search(
         self, user_id: str, query: str, k: int = 10, level: Level | str | None = None
@@ -532,6 +562,8 @@ class PersonaTree:
         UnknownUserError, UnknownNodeError
         """
         uid, nid = self._uid(user_id), self._nid(node_id)
+        if not isinstance(max_observations, int) or isinstance(max_observations, bool) or max_observations < 0:
+            raise InputError("max_observations must be a non-negative integer")
         now = self.clock.now()
         with self._lock:
             g = self._graph(uid)
@@ -615,10 +647,36 @@ class PersonaTree:
             return change, ForgetReport(uid, tuple(res.removed), tuple(res.changed))
 
         self._graph(uid)
-        return self._transact(uid, work)
+        report: ForgetReport = self._transact(uid, work)
+        from .governance import purge_node_caches
 
-    def delete_user(self, user_id: str) -> None:
+        # Cached derivations (LLM answers about the node) go after the commit; a crash in
+        # between leaves orphaned entries that delete_user and the next forget remove.
+        purge_node_caches(self.store, uid, report.removed)
+        return report
+
+    def delete_observation(self, user_id: str, observation_id: str) -> Any:
+        """Remove an observation from the log together with everything extracted from it.
+
+        See :func:`personatree.governance.delete_observation`.
+
+        Raises
+        ------
+        UnknownUserError, NotFoundError
+        """
+        from .governance import delete_observation
+
+        return delete_observation(self, self._uid(user_id), check_id(observation_id, "observation_id",
+                                                                      self.config.limits))
+
+    def delete_user(self, user_id: str, *, vacuum: bool = False) -> None:
         """Delete every stored row of a user.
+
+        Parameters
+        ----------
+        user_id : str
+        vacuum : bool
+            Also compact the store so that the deleted bytes leave the file (slower).
 
         Raises
         ------
@@ -630,6 +688,8 @@ class PersonaTree:
                 raise UnknownUserError(f"no data stored for user {uid!r}")
             self.store.delete_user(uid)
             self._cache.pop(uid, None)
+            if vacuum and hasattr(self.store, "vacuum"):
+                self.store.vacuum()
 
     def rebuild(self, user_id: str) -> RebuildReport:
         """Replay the user's journal (observations, forgets, consolidations) into a fresh tree.
@@ -738,7 +798,8 @@ class PersonaTree:
         """
         from .consolidate import consolidate_user
 
-        return consolidate_user(self, self._uid(user_id), dry_run=dry_run, now=now)
+        when = None if now is None else parse_time(now, "now")
+        return consolidate_user(self, self._uid(user_id), dry_run=bool(dry_run), now=when)
 
     def recall(
         self,
@@ -755,7 +816,11 @@ class PersonaTree:
         """
         from .retrieval import recall_user
 
-        lv = None if levels is None else [_level(x) for x in levels]
+        if model is not None and not (isinstance(model, str) and model.strip()):
+            raise InputError("model must be a model name such as 'gpt-4o-mini'")
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+            raise InputError("budget must be a positive integer")
+        lv = None if levels is None else [_level(x) for x in ensure_iterable(levels, "levels")]
         return recall_user(self, self._uid(user_id), query, budget=budget, model=model, levels=lv)
 
 

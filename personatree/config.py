@@ -261,12 +261,16 @@ class PersonaTreeConfig(_Frozen):
         A schema registry file or folder; ``None`` uses the shipped one.
     busy_timeout_s : float
         How long a write waits for another writer's lock before ``StoreBusyError``.
+    redact : tuple of {"email", "phone", "card"}
+        Patterns removed from every message before it is stored (see
+        :mod:`personatree.redact`); empty by default.
     """
 
     embedder: str = "default"
     embed_batch_size: int = Field(default=64, ge=1, le=4096)
     schema_path: str | None = None
     busy_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
+    redact: tuple[Literal["email", "phone", "card"], ...] = ()
     confidence: ConfidenceConfig = ConfidenceConfig()
     insertion: InsertionConfig = InsertionConfig()
     limits: InputLimits = InputLimits()

@@ -28,6 +28,10 @@ __all__ = ["MemoryGraph"]
 _NEXT = {Level.LEAF: Level.MID, Level.MID: Level.ROOT}
 
 
+def _statement_key(content: str) -> str:
+    return " ".join(content.lower().split()).rstrip(".!?…")
+
+
 class MemoryGraph:
     """A typed evidence tree for one user.
 
@@ -41,6 +45,8 @@ class MemoryGraph:
         self.user_id = user_id
         self._g = nx.DiGraph()
         self._index: dict[Level, EmbeddingIndex] = {lv: EmbeddingIndex() for lv in Level}
+        # (session id, normalised statement) -> leaf id, to recognise a repeated statement.
+        self._statements: dict[tuple[str, str], str] = {}
 
     # -- reading ----------------------------------------------------------------------
 
@@ -126,6 +132,14 @@ class MemoryGraph:
             frontier = nxt
         return out
 
+    def find_statement(self, session_id: str, content: str) -> str | None:
+        """The leaf that already records ``content`` in session ``session_id``, if any.
+
+        Statements are compared case- and whitespace-insensitively, ignoring final
+        punctuation, so "I love tea." and "i love tea" are the same evidence.
+        """
+        return self._statements.get((session_id, _statement_key(content)))
+
     def orphans(self, level: Level = Level.LEAF) -> list[Node]:
         """Nodes of ``level`` that support nothing yet."""
         return [n for n in self.nodes(level) if self.parent(n.id) is None]
@@ -147,6 +161,8 @@ class MemoryGraph:
         self._g.add_node(node.id, node=node)
         if node.embedding is not None:
             self._index[node.level].add(node.id, node.embedding)
+        if node.level is Level.LEAF and node.provenance:
+            self._statements.setdefault((node.provenance[0].session_id, _statement_key(node.content)), node.id)
 
     def set_embedding(self, node_id: str, vector) -> None:  # type: ignore[no-untyped-def]
         """Replace a node's embedding and keep the index in step."""
@@ -167,6 +183,10 @@ class MemoryGraph:
         removed += [e for _, _, e in self._g.out_edges(node_id, data="edge")]
         self._g.remove_node(node_id)
         self._index[n.level].remove(node_id)
+        if n.level is Level.LEAF and n.provenance:
+            key = (n.provenance[0].session_id, _statement_key(n.content))
+            if self._statements.get(key) == node_id:
+                del self._statements[key]
         return removed
 
     def add_edge(self, edge: Edge) -> None:

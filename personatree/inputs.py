@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from datetime import date, datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import orjson
 
@@ -106,6 +106,14 @@ def parse_messages(messages: object, limits: InputLimits) -> tuple[Message, ...]
 
 def parse_time(value: object, what: str = "at") -> datetime:
     """Accept a datetime, a date, an ISO-8601 string or POSIX seconds; return aware UTC."""
+    try:
+        return _parse_time(value, what)
+    except (OverflowError, OSError):
+        # An instant that cannot be expressed in UTC (year 1 with a positive offset).
+        raise InputError(f"{what} {value!r} is out of the representable range") from None
+
+
+def _parse_time(value: object, what: str) -> datetime:
     if isinstance(value, datetime):
         return utc(value)
     if isinstance(value, date):
@@ -156,6 +164,7 @@ def build_observation(
     observation_id: object | None,
     metadata: object | None,
     limits: InputLimits,
+    redactor: Callable[[str], str] | None = None,
 ) -> Observation:
     """Validate every part of one interaction and build its :class:`Observation`.
 
@@ -164,6 +173,12 @@ def build_observation(
     """
     uid = check_id(user_id, "user_id", limits)
     msgs = parse_messages(messages, limits)
+    if redactor is not None:
+        # Before the id is derived, so no id ever depends on the raw text; re-validated
+        # because a redactor may empty a message.
+        from .redact import redact_messages
+
+        msgs = parse_messages(list(redact_messages(msgs, redactor)), limits)
     when = parse_time(at)
     sid = f"{when:%Y-%m-%d}" if session_id is None else check_id(session_id, "session_id", limits)
     meta = parse_metadata(metadata)

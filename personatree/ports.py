@@ -141,6 +141,9 @@ class ChangeSet:
         (src, dst) pairs to delete.
     events : list of JournalEvent
         Journal entries to append.
+    delete_observations : list of str
+        Observation ids to remove from the log (the one exception to append-only: a
+        user's right to have an interaction forgotten).
     expected_version : int or None
         When set, the commit is refused with ``StaleStateError`` unless the user's
         stored version equals it.
@@ -153,13 +156,14 @@ class ChangeSet:
     upsert_edges: list[Edge] = field(default_factory=list)
     delete_edges: list[tuple[str, str]] = field(default_factory=list)
     events: list[JournalEvent] = field(default_factory=list)
+    delete_observations: list[str] = field(default_factory=list)
     expected_version: int | None = None
 
     def is_empty(self) -> bool:
         """True when the change writes nothing."""
         return not (
             self.observations or self.upsert_nodes or self.delete_nodes
-            or self.upsert_edges or self.delete_edges or self.events
+            or self.upsert_edges or self.delete_edges or self.events or self.delete_observations
         )
 
 

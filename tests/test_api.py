@@ -173,3 +173,22 @@ def test_persists_across_reopen(db_path, embedder) -> None:
         rep = t.observe("ana", say("I'm training for a marathon."), at=T0)
     with PersonaTree.open(db_path, embedder=embedder) as t:
         assert t.node("ana", rep.decisions[0].leaf_id).content == "I'm training for a marathon."
+
+
+def test_redaction_keeps_patterns_out_of_memory(db_path, embedder) -> None:
+    from personatree import PersonaTreeConfig
+
+    cfg = PersonaTreeConfig(redact=("email", "phone", "card"))
+    with PersonaTree.open(db_path, cfg, embedder=embedder) as t:
+        t.observe("ana", say("My email is ana.k@example.org and my card is 4111 1111 1111 1111."), at=T0)
+        blob = json.dumps(t.export("ana"))
+    assert "ana.k@example.org" not in blob and "4111 1111" not in blob
+    assert "[EMAIL]" in blob and "[CARD]" in blob
+    raw = b"".join(p.read_bytes() for p in db_path.parent.glob("memory.db*"))
+    assert b"ana.k@example.org" not in raw
+
+
+def test_custom_redactor_hook(db_path, embedder) -> None:
+    with PersonaTree.open(db_path, embedder=embedder, redactor=lambda s: s.replace("Quimby", "[NAME]")) as t:
+        rep = t.observe("ana", say("My friend Quimby lives in Oslo."), at=T0)
+        assert all("Quimby" not in t.node("ana", d.leaf_id).content for d in rep.decisions)

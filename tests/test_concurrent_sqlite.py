@@ -35,6 +35,13 @@ from personatree.store import SQLiteStore
 
 from .conftest import T0
 
+
+def announce(request: pytest.FixtureRequest, message: str) -> None:
+    """Print past pytest's output capture, so the figure shows in every run."""
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print("\n" + message, flush=True)
+
 WRITER = textwrap.dedent(
     r'''
     import json, os, sys, time
@@ -152,10 +159,7 @@ def _concurrent_run(tmp_path: Path, parts: Any, registry: SchemaRegistry, writer
         tree.close()
     message = (f"concurrent sqlite: {writers} writers x {rounds} rounds, {sum(map(len, acked.values()))} "
                f"acknowledged writes all present; {stale} stale retries; {reads} concurrent snapshot reads")
-    print(message)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(message)
+    announce(request, message)
 
 
 @pytest.mark.timeout(600)

@@ -46,6 +46,13 @@ from personatree.types import Level
 
 from .conftest import T0
 
+
+def announce(request: pytest.FixtureRequest, message: str) -> None:
+    """Print past pytest's output capture, so the figure shows in every run."""
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print("\n" + message, flush=True)
+
 USERS = ("ana", "bo")
 KILLS: dict[str, int] = {}
 
@@ -214,12 +221,9 @@ def _campaign(tmp_path: Path, mode: str, kills: int, seed: int, parts: Any, regi
         ways[how] = ways.get(how, 0) + 1
         stored = _verify(db, ack, parts, registry, f"{mode} kill {i + 1} (seed {child_seed}, {how})")
     KILLS[mode] = KILLS.get(mode, 0) + kills
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     message = (f"crash safety [{mode}]: survived {kills} SIGKILLs {ways}; "
                f"{stored} observations stored, all acknowledged ones present")
-    print(message)
-    if reporter is not None:
-        reporter.write_line(message)
+    announce(request, message)
     assert stored > 0, "the writers never got anything done; the kill timing is off"
 
 

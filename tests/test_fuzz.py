@@ -49,6 +49,13 @@ from personatree.store import open_store
 
 from .conftest import T0
 
+
+def announce(request: pytest.FixtureRequest, message: str) -> None:
+    """Print past pytest's output capture, so the figure shows in every run."""
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print("\n" + message, flush=True)
+
 TRIED: dict[str, int] = {}
 CALL_TIMEOUT_S = 30.0
 
@@ -61,10 +68,7 @@ def _count(kind: str) -> None:
 def _report_counts(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     message = f"fuzz: {sum(TRIED.values())} inputs tried {dict(sorted(TRIED.items()))}"
-    print(message)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(message)
+    announce(request, message)
 
 
 class Hang(Exception):
@@ -173,7 +177,7 @@ API_CALLS = {
                                      "k": st.one_of(st.integers(-3, 50), anything),
                                      "level": st.one_of(st.none(), st.sampled_from(["leaf", "mid", "root"]),
                                                         anything)}),
-    # Known bugs (see KNOWN_BUGS) are kept out of the random arguments, so the fuzzer keeps
+    # Known bugs (see UNTYPED_BEFORE) are kept out of the random arguments, so the fuzzer keeps
     # exploring past them: recall(model=non-str), confidence(at=non-datetime),
     # consolidate(now=non-datetime).
     "recall": st.fixed_dictionaries({"user_id": user_ids, "query": st.one_of(st.text(max_size=60), anything),
@@ -219,7 +223,7 @@ def test_api_accepts_only_typed_errors(api_tree: PersonaTree, call: tuple[str, d
     _count("api")
 
 
-KNOWN_BUGS = {
+UNTYPED_BEFORE = {
     # api.confidence: utc(at) on an unvalidated value (should use inputs.parse_time)
     "confidence(at='2024')": lambda t, nid: t.confidence("ana", nid, at="2024"),
     # api.consolidate -> consolidate_user: utc(now) on an unvalidated value
@@ -234,12 +238,10 @@ KNOWN_BUGS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(KNOWN_BUGS))
-@pytest.mark.xfail(strict=True, raises=(AttributeError, TypeError, OverflowError),
-                   reason="found by this fuzzer: an untyped exception escapes (see the case name)")
-def test_known_untyped_errors(api_tree: PersonaTree, case: str) -> None:
+@pytest.mark.parametrize("case", sorted(UNTYPED_BEFORE))
+def test_formerly_untyped_errors_are_typed(api_tree: PersonaTree, case: str) -> None:
     nid = api_tree.nodes("ana")[0].id
-    expect_clean(lambda: KNOWN_BUGS[case](api_tree, nid), api_tree)
+    expect_clean(lambda: UNTYPED_BEFORE[case](api_tree, nid), api_tree)
 
 
 # -- the CLI ---------------------------------------------------------------------------------
@@ -352,7 +354,7 @@ def test_store_urls(tmp_path_factory: pytest.TempPathFactory, url: Any) -> None:
     if isinstance(url, str):
         url = url.replace("////", "///")  # never let random absolute paths escape the scratch folder
         assume(not url.startswith("/"))
-        # Known bugs (KNOWN_URL_BUGS) are kept out so the fuzzer explores past them.
+        # Known bugs (BAD_PATHS) are kept out so the fuzzer explores past them.
         assume("\x00" not in url and not any(0xD800 <= ord(ch) <= 0xDFFF for ch in url))
     scratch = tmp_path_factory.mktemp("urls")
     cwd = os.getcwd()
@@ -366,26 +368,20 @@ def test_store_urls(tmp_path_factory: pytest.TempPathFactory, url: Any) -> None:
     _count("store_url")
 
 
-KNOWN_URL_BUGS = {
+BAD_PATHS = {
     "NUL in a path": "a\x00b.db",
     "NUL in a sqlite URL": "sqlite:///a\x00b.db",
     "lone surrogate in a path": "\ud800.db",
 }
 
 
-@pytest.mark.parametrize("case", sorted(KNOWN_URL_BUGS))
-@pytest.mark.xfail(strict=True, raises=(ValueError, UnicodeEncodeError), reason=(
-    "bug in open_store/SQLiteStore: a NUL or a lone surrogate in the path escapes as "
-    "ValueError / UnicodeEncodeError instead of ConfigError"))
-def test_known_store_url_bugs(tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("case", sorted(BAD_PATHS))
+def test_bad_store_paths_are_config_errors(tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(PersonaTreeError):
-        open_store(KNOWN_URL_BUGS[case])
+        open_store(BAD_PATHS[case])
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeDecodeError, reason=(
-    "bug in the PostgreSQL store: a percent-encoded non-UTF-8 byte in the URL escapes from "
-    "psycopg's conninfo parser as UnicodeDecodeError instead of a ConfigError"))
 def test_store_url_with_percent_encoded_byte_is_a_config_error() -> None:
     with deadline():
         with pytest.raises(PersonaTreeError):

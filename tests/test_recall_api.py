@@ -13,7 +13,10 @@ from personatree.retrieval.access import access_log
 from personatree.types import Level
 
 TALK = [
-    ("2024-03-02T10:00:00", "I went hiking with my sister Anna at Mount Tam. The view of the bay was stunning."),
+    (
+        "2024-03-02T10:00:00",
+        "I went hiking with my sister Anna at Mount Tam. The view of the bay was stunning.",
+    ),
     ("2024-03-09T10:00:00", "My dog Max is a golden retriever and he loves the beach."),
     ("2024-03-16T10:00:00", "I ran the Berlin marathon in 3 hours 41 minutes!"),
     ("2024-03-23T10:00:00", "Crowded trains make me anxious, so I cycle to work."),
@@ -94,7 +97,19 @@ def test_cli_recall_json(tmp_path, embedder) -> None:
     t.observe_many("sam", [{"messages": text, "at": at} for at, text in TALK])
     t.close()
     runner = CliRunner()
-    res = runner.invoke(app, ["recall", "sam", "What is my dog's name?", "--budget", "50", "--json", "--store", str(path)])
+    res = runner.invoke(
+        app,
+        [
+            "recall",
+            "sam",
+            "What is my dog's name?",
+            "--budget",
+            "50",
+            "--json",
+            "--store",
+            str(path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["tokens"] <= 50 and "Max" in data["text"]

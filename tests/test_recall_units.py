@@ -17,7 +17,16 @@ from personatree.retrieval.tokens import CachedCounter, LiteLLMTokenCounter
 
 def test_tokenize_keeps_names_dates_numbers() -> None:
     toks = tokenize("On August 15, 1969, Caroline's bus left at 3:30pm after a 10k run in Tromøy.")
-    assert {"caroline", "bus", "3:30pm", "10k", "tromøy", "@1969-08-15", "@1969-08", "@1969"} <= set(toks)
+    assert {
+        "caroline",
+        "bus",
+        "3:30pm",
+        "10k",
+        "tromøy",
+        "@1969-08-15",
+        "@1969-08",
+        "@1969",
+    } <= set(toks)
     assert "the" not in toks and "on" not in toks
     assert tokenize("hiking") == tokenize("hikes") == tokenize("hiked")
     assert "@2023-05-08" in tokenize("8 May 2023") and "@2023-05-08" in tokenize("2023-05-08")
@@ -101,9 +110,21 @@ def test_pack_takes_shallow_view_first_then_deepens() -> None:
 @given(st.integers(min_value=0, max_value=80), st.floats(min_value=0.0, max_value=0.05))
 @settings(max_examples=80, deadline=None)
 def test_pack_respects_budget_and_never_repeats(budget: int, lam: float) -> None:
-    opts = {k: Option(o.node_id, o.rank, o.value, o.child_value, o.tokens, o.tokens + 2,
-                      ("claims",) if o.rank else ("evidence", f"d{k}")) for k, o in _OPTS.items()}
-    res = pack(opts, _KIDS, budget=budget, lam=lam, group_tokens={"claims": 3, "evidence": 2, "dl1": 4})
+    opts = {
+        k: Option(
+            o.node_id,
+            o.rank,
+            o.value,
+            o.child_value,
+            o.tokens,
+            o.tokens + 2,
+            ("claims",) if o.rank else ("evidence", f"d{k}"),
+        )
+        for k, o in _OPTS.items()
+    }
+    res = pack(
+        opts, _KIDS, budget=budget, lam=lam, group_tokens={"claims": 3, "evidence": 2, "dl1": 4}
+    )
     ids = res.node_ids
     assert len(ids) == len(set(ids))
     assert sum(s.tokens for s in res.taken) <= budget

@@ -23,15 +23,28 @@ def test_examples_are_plentiful_and_varied() -> None:
     assert all(counts[lv] >= 60 for lv in Level), counts
     assert len(set(ex.questions)) == len(ex.questions), "duplicate example questions"
     text = " ".join(ex.questions).lower()
-    for cue in ("when did", "what did", "where", "lately", "how often", "have i been",
-                "do i usually", "why do i", "what kind of person", "would i enjoy", "what matters"):
+    for cue in (
+        "when did",
+        "what did",
+        "where",
+        "lately",
+        "how often",
+        "have i been",
+        "do i usually",
+        "why do i",
+        "what kind of person",
+        "would i enjoy",
+        "what matters",
+    ):
         assert cue in text, cue
     assert {"preference", "routine", "value", "boundary"} <= set(ex.hints)
 
 
 def test_cross_validated_accuracy(router: Router) -> None:
     acc = router.cross_validate(folds=5, seed=0)
-    print(f"\nrouter 5-fold cross-validated accuracy: {acc:.3f} on {len(router.examples.questions)} examples")
+    print(
+        f"\nrouter 5-fold cross-validated accuracy: {acc:.3f} on {len(router.examples.questions)} examples"
+    )
     assert acc >= 0.75
 
 
@@ -59,7 +72,9 @@ def test_schema_hints_match_whole_words(router: Router) -> None:
     assert "routine" in router.route("How often do I usually go swimming?").schema_types
     assert "preference" in router.route("Can you recommend a restaurant for tonight?").schema_types
     # "son" must not fire inside "person" or "dissonance"
-    assert "relationship" not in router.schema_types("What kind of person shows cognitive dissonance?")
+    assert "relationship" not in router.schema_types(
+        "What kind of person shows cognitive dissonance?"
+    )
 
 
 def test_route_vector_equals_route(router: Router, embedder) -> None:

@@ -23,7 +23,15 @@ from .router import Router, default_router
 from .state import RetrievalState, state_for
 from .tokens import LiteLLMTokenCounter, counter_of, shared_counter
 
-__all__ = ["recall_user", "Recall", "RecallItem", "TraceEntry", "Router", "default_router", "LiteLLMTokenCounter"]
+__all__ = [
+    "recall_user",
+    "Recall",
+    "RecallItem",
+    "TraceEntry",
+    "Router",
+    "default_router",
+    "LiteLLMTokenCounter",
+]
 
 _STATES: "weakref.WeakKeyDictionary[Any, dict[str, RetrievalState]]" = weakref.WeakKeyDictionary()
 _STATES_LOCK = threading.Lock()
@@ -96,7 +104,17 @@ def recall_user(
         with _STATES_LOCK:
             cache = _STATES.setdefault(tree, {})
         state = state_for(cache, user_id, st.graph, st.version)
-        result = recall_state(state, q, qvec, route, registry=tree.registry, counter=counter,
-                              budget=b, now=now, cfg=cfg, levels=levels)
+        result = recall_state(
+            state,
+            q,
+            qvec,
+            route,
+            registry=tree.registry,
+            counter=counter,
+            budget=b,
+            now=now,
+            cfg=cfg,
+            levels=levels,
+        )
     access_log(tree, cfg.access_flush_every).record(user_id, result.node_ids, now)
     return result

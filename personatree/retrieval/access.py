@@ -81,7 +81,10 @@ class AccessLog:
         with self._lock:
             pending, self._pending, self._recalls = self._pending, {}, 0
         for user_id, bumps in pending.items():
-            def work(graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id) -> tuple[ChangeSet, None]:
+
+            def work(
+                graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id
+            ) -> tuple[ChangeSet, None]:
                 return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps)), None
 
             self.tree._transact(user_id, work)

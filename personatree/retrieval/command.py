@@ -15,9 +15,15 @@ def register(app: typer.Typer) -> None:
     def recall(
         user: str,
         query: str,
-        budget: int = typer.Option(None, "--budget", "-b", min=1, help="Token budget (default from config)."),
-        model: str = typer.Option(None, "--model", "-m", help="Model whose tokenizer counts the budget."),
-        level: list[str] = typer.Option(None, "--level", "-l", help="Only these levels (leaf, mid, root); repeatable."),
+        budget: int = typer.Option(
+            None, "--budget", "-b", min=1, help="Token budget (default from config)."
+        ),
+        model: str = typer.Option(
+            None, "--model", "-m", help="Model whose tokenizer counts the budget."
+        ),
+        level: list[str] = typer.Option(
+            None, "--level", "-l", help="Only these levels (leaf, mid, root); repeatable."
+        ),
         store: str = StoreOpt,
         as_json: bool = JsonOpt,
     ) -> None:
@@ -33,6 +39,9 @@ def register(app: typer.Typer) -> None:
                 return
             probs = ", ".join(f"{k.value} {v:.2f}" for k, v in rec.route.probabilities.items())
             kinds = ", ".join(rec.route.schema_types) or "any type"
-            console.print(f"[dim]route: {rec.route.level.value} ({probs}); {kinds}; "
-                          f"{rec.tokens}/{rec.budget} tokens, {len(rec.items)} nodes[/]", highlight=False)
+            console.print(
+                f"[dim]route: {rec.route.level.value} ({probs}); {kinds}; "
+                f"{rec.tokens}/{rec.budget} tokens, {len(rec.items)} nodes[/]",
+                highlight=False,
+            )
             console.print(rec.text or "(nothing relevant stored)", highlight=False, markup=False)

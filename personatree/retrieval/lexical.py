@@ -22,9 +22,23 @@ import numpy as np
 __all__ = ["tokenize", "date_tokens", "BM25Index"]
 
 _MONTHS = {
-    m: i + 1 for i, m in enumerate(
-        ["january", "february", "march", "april", "may", "june", "july", "august",
-         "september", "october", "november", "december"])
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
 }
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
@@ -38,7 +52,9 @@ _DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})\.?,?\s+(
 _MY = re.compile(rf"\b({_MON})\.?,?\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 
-_WORD = re.compile(r"\d+(?:[.:/,]\d+)*(?:st|nd|rd|th|k|am|pm)?|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
+_WORD = re.compile(
+    r"\d+(?:[.:/,]\d+)*(?:st|nd|rd|th|k|am|pm)?|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE
+)
 
 # Function words only: names, places, numbers and content words all stay.
 _STOP = frozenset(
@@ -58,8 +74,15 @@ def _stem(tok: str) -> str:
     # word to the same key ("hiking"/"hikes"/"hiked" -> "hik"), not produce real stems.
     if tok[0].isdigit() or len(tok) <= 3:
         return tok
-    for suf, rep, keep in (("'s", "", 2), ("’s", "", 2), ("ies", "y", 3), ("ing", "", 3),
-                           ("ed", "", 3), ("es", "", 3), ("s", "", 3)):
+    for suf, rep, keep in (
+        ("'s", "", 2),
+        ("’s", "", 2),
+        ("ies", "y", 3),
+        ("ing", "", 3),
+        ("ed", "", 3),
+        ("es", "", 3),
+        ("s", "", 3),
+    ):
         if tok.endswith(suf) and len(tok) - len(suf) >= keep and not tok.endswith("ss"):
             return tok[: len(tok) - len(suf)] + rep
     return tok
@@ -67,7 +90,11 @@ def _stem(tok: str) -> str:
 
 def date_tokens(at: datetime) -> list[str]:
     """The normalised date tokens of a timestamp: day, month and year."""
-    return [f"@{at.year:04d}-{at.month:02d}-{at.day:02d}", f"@{at.year:04d}-{at.month:02d}", f"@{at.year:04d}"]
+    return [
+        f"@{at.year:04d}-{at.month:02d}-{at.day:02d}",
+        f"@{at.year:04d}-{at.month:02d}",
+        f"@{at.year:04d}",
+    ]
 
 
 def _text_dates(text: str) -> list[str]:
@@ -181,12 +208,16 @@ class BM25Index:
             post = self._post.get(term)
             if not post:
                 return None
-            arr = (np.fromiter(post.keys(), np.int64, len(post)),
-                   np.fromiter(post.values(), np.float32, len(post)))
+            arr = (
+                np.fromiter(post.keys(), np.int64, len(post)),
+                np.fromiter(post.values(), np.float32, len(post)),
+            )
             self._arrays[term] = arr
         return arr
 
-    def search(self, query_tokens: Iterable[str], k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
+    def search(
+        self, query_tokens: Iterable[str], k: int, allowed: set[str] | None = None
+    ) -> list[tuple[str, float]]:
         """The ``k`` best-scoring documents for the query tokens, best first.
 
         Parameters
@@ -227,5 +258,7 @@ class BM25Index:
             if rows.size == 0:
                 return []
         sub = scores[rows]
-        order = np.argsort(-sub, kind="stable")[:k] if sub.size > k else np.argsort(-sub, kind="stable")
+        order = (
+            np.argsort(-sub, kind="stable")[:k] if sub.size > k else np.argsort(-sub, kind="stable")
+        )
         return [(str(self._ids[rows[i]]), float(sub[i])) for i in order]

@@ -53,7 +53,11 @@ class Option:
 
     def cost(self, nested: bool) -> int:
         """Tokens of the line, nested or on its own."""
-        return (self.child_tokens if self.child_tokens >= 0 else self.tokens + 1) if nested else self.tokens
+        return (
+            (self.child_tokens if self.child_tokens >= 0 else self.tokens + 1)
+            if nested
+            else self.tokens
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +156,15 @@ def pack(
                 if old is None:
                     options[o.node_id] = o
                 elif o.child_value > old.child_value:
-                    options[o.node_id] = Option(old.node_id, old.rank, old.value, o.child_value, old.tokens,
-                                                o.child_tokens, old.groups)
+                    options[o.node_id] = Option(
+                        old.node_id,
+                        old.rank,
+                        old.value,
+                        o.child_value,
+                        old.tokens,
+                        o.child_tokens,
+                        old.groups,
+                    )
             asked[parent] = [o.node_id for o in got]
         return asked[parent]
 
@@ -162,7 +173,7 @@ def pack(
         if kids:
             push(tuple(kids[:expand_k]), "expand", parent)
 
-    for sid in (seeds if seeds is not None else list(options)):
+    for sid in seeds if seeds is not None else list(options):
         if sid in options:
             push((sid,), "alone", None)
     taken: list[Step] = []

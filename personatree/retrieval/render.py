@@ -17,8 +17,15 @@ from typing import Mapping, Sequence
 from ..types import Level, Node
 
 __all__ = [
-    "CLAIMS_HEADER", "EVIDENCE_HEADER", "compact_span", "node_line", "leaf_date", "date_header",
-    "Layout", "layout", "render_text",
+    "CLAIMS_HEADER",
+    "EVIDENCE_HEADER",
+    "compact_span",
+    "node_line",
+    "leaf_date",
+    "date_header",
+    "Layout",
+    "layout",
+    "render_text",
 ]
 
 CLAIMS_HEADER = "Claims (type, confidence, time span, support):"
@@ -58,13 +65,21 @@ def node_line(node: Node, confidence: float) -> str:
     if node.level is Level.LEAF:
         return f"{_speaker(node)}{node.content}"
     counts = f"+{node.n_support}" + (f"/-{node.n_conflict}" if node.n_conflict else "")
-    text = node.content if len(node.content) <= _MAX_CLAIM_CHARS else node.content[: _MAX_CLAIM_CHARS - 3] + "..."
+    text = (
+        node.content
+        if len(node.content) <= _MAX_CLAIM_CHARS
+        else node.content[: _MAX_CLAIM_CHARS - 3] + "..."
+    )
     return f"[{node.schema_type} {confidence:.2f} | {compact_span(node.t_first, node.t_last)} | {counts}] {text}"
 
 
 def _speaker(node: Node) -> str:
     speaker = node.attributes.get("speaker")
-    return f"{speaker}: " if isinstance(speaker, str) and speaker and speaker not in ("user", "I") else ""
+    return (
+        f"{speaker}: "
+        if isinstance(speaker, str) and speaker and speaker not in ("user", "I")
+        else ""
+    )
 
 
 def leaf_date(node: Node) -> str:
@@ -112,7 +127,9 @@ def layout(
     Layout
     """
     chosen_set = set(chosen)
-    rendered_parent = {c: (parent_of.get(c) if parent_of.get(c) in chosen_set else None) for c in chosen}
+    rendered_parent = {
+        c: (parent_of.get(c) if parent_of.get(c) in chosen_set else None) for c in chosen
+    }
     kids: dict[str, list[str]] = {}
     for c in chosen:
         p = rendered_parent[c]
@@ -121,8 +138,15 @@ def layout(
 
     def child_order(ids: list[str]) -> list[str]:
         # mids by value; leaves in time order (evidence reads best chronologically)
-        return sorted(ids, key=lambda x: (nodes[x].level is Level.LEAF, -value.get(x, 0.0)
-                                          if nodes[x].level is not Level.LEAF else 0.0, nodes[x].t_first, x))
+        return sorted(
+            ids,
+            key=lambda x: (
+                nodes[x].level is Level.LEAF,
+                -value.get(x, 0.0) if nodes[x].level is not Level.LEAF else 0.0,
+                nodes[x].t_first,
+                x,
+            ),
+        )
 
     order: list[str] = []
     depth: dict[str, int] = {}
@@ -134,9 +158,13 @@ def layout(
             walk(k, d + 1)
 
     tops = [c for c in chosen if rendered_parent[c] is None]
-    claims = sorted((c for c in tops if nodes[c].level is not Level.LEAF),
-                    key=lambda x: (-nodes[x].level.rank, -value.get(x, 0.0), x))
-    evidence = sorted((c for c in tops if nodes[c].level is Level.LEAF), key=lambda x: (nodes[x].t_first, x))
+    claims = sorted(
+        (c for c in tops if nodes[c].level is not Level.LEAF),
+        key=lambda x: (-nodes[x].level.rank, -value.get(x, 0.0), x),
+    )
+    evidence = sorted(
+        (c for c in tops if nodes[c].level is Level.LEAF), key=lambda x: (nodes[x].t_first, x)
+    )
     for c in claims:
         walk(c, 0)
     for c in evidence:

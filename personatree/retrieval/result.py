@@ -119,23 +119,38 @@ class Recall:
             "budget": self.budget,
             "route": {
                 "level": self.route.level.value,
-                "probabilities": {k.value: round(v, 4) for k, v in self.route.probabilities.items()},
+                "probabilities": {
+                    k.value: round(v, 4) for k, v in self.route.probabilities.items()
+                },
                 "schema_types": list(self.route.schema_types),
             },
             "items": [
                 {
-                    "node_id": i.node_id, "level": i.level.value, "schema_type": i.schema_type,
-                    "depth": i.depth, "parent": i.parent, "tokens": i.tokens,
-                    "relevance": round(i.relevance, 4), "confidence": round(i.confidence, 4),
-                    "fit": round(i.fit, 4), "utility": round(i.utility, 4),
-                    "dense_rank": i.dense_rank, "lexical_rank": i.lexical_rank,
-                    "sources": [list(s) for s in i.sources], "reason": i.reason,
+                    "node_id": i.node_id,
+                    "level": i.level.value,
+                    "schema_type": i.schema_type,
+                    "depth": i.depth,
+                    "parent": i.parent,
+                    "tokens": i.tokens,
+                    "relevance": round(i.relevance, 4),
+                    "confidence": round(i.confidence, 4),
+                    "fit": round(i.fit, 4),
+                    "utility": round(i.utility, 4),
+                    "dense_rank": i.dense_rank,
+                    "lexical_rank": i.lexical_rank,
+                    "sources": [list(s) for s in i.sources],
+                    "reason": i.reason,
                 }
                 for i in self.items
             ],
             "trace": [
-                {"node_ids": list(t.node_ids), "action": t.action, "utility": round(t.utility, 4),
-                 "tokens": t.tokens, "reason": t.reason}
+                {
+                    "node_ids": list(t.node_ids),
+                    "action": t.action,
+                    "utility": round(t.utility, 4),
+                    "tokens": t.tokens,
+                    "reason": t.reason,
+                }
                 for t in self.trace
             ],
         }

@@ -23,32 +23,42 @@ from ..ports import Embedder
 from ..schema import default_schema_dir
 from ..types import Level, Route
 
-__all__ = ["RouterExamples", "load_examples", "cue_features", "Router", "default_router", "default_cache_dir"]
+__all__ = [
+    "RouterExamples",
+    "load_examples",
+    "cue_features",
+    "Router",
+    "default_router",
+    "default_cache_dir",
+]
 
 _LABELS = {"L": Level.LEAF, "M": Level.MID, "R": Level.ROOT}
 _ORDER = (Level.LEAF, Level.MID, Level.ROOT)
 
 # One feature per cue group; each group votes for one level (the classifier learns how much).
-_CUES: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.I) for p in (
-    # leaf: specific facts and events
-    r"^\W*(when|where|which|who|whom)\b",
-    r"\bwhat (did|was|were|time|date|colou?r|score|gift|book|movie|song)\b|\bname of\b|\bwhat'?s the name\b",
-    r"\bhow (much|many|long|far|old)\b",
-    r"\b(yesterday|last (night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b|\bon (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
-    r"\b(january|february|march|april|june|july|august|september|october|november|december)\b|\b(1[89]|20)\d\d\b",
-    r"\b(exactly|specific|quote|remind me|details?)\b",
-    # mid: patterns over time
-    r"\b(lately|recently|these days|nowadays|over time|this (year|month|summer|winter)|past (few )?(days|weeks|months|years?)|since)\b",
-    r"\bhow (often|frequently|regularly)\b|\b(usually|typically|normally|generally|tend to|regularly|often|again and again|keep)\b",
-    r"\b(have|has) (i|you|he|she|they|\w+) been\b|\b(more|less) (than|and)\b|\banymore\b|\bstopped\b",
-    r"\b(habits?|routines?|patterns?|trends?|recurring|go-to|kinds? of|types? of)\b",
-    # root: durable claims and insight
-    r"^\W*why\b|\bwhy (do|does|am|is)\b",
-    r"\bwhat kind of (person|friend|partner|parent)\b|\bdescribe (me|him|her|my)\b|\bwho (am i|is \w+) (at heart|really)\b",
-    r"\bwould (i|he|she|\w+) (enjoy|like|love|be|appreciate|want)\b|\bwhat (gift|holiday|kind of \w+) would\b|\bsuit\b|\bfits? (who|my)\b",
-    r"\b(matters?|important|values?|principles?|believes?|beliefs?|personality|identity|motivat\w*|meaning|deep down|at heart|core)\b",
-    r"\b(fears?|afraid|insecurit\w*|defen[cs]e|prioriti[sz]e|boundar\w*|compromise|never cross|nature|self-image|sees? (him|her|my)self)\b",
-))
+_CUES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.I)
+    for p in (
+        # leaf: specific facts and events
+        r"^\W*(when|where|which|who|whom)\b",
+        r"\bwhat (did|was|were|time|date|colou?r|score|gift|book|movie|song)\b|\bname of\b|\bwhat'?s the name\b",
+        r"\bhow (much|many|long|far|old)\b",
+        r"\b(yesterday|last (night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b|\bon (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        r"\b(january|february|march|april|june|july|august|september|october|november|december)\b|\b(1[89]|20)\d\d\b",
+        r"\b(exactly|specific|quote|remind me|details?)\b",
+        # mid: patterns over time
+        r"\b(lately|recently|these days|nowadays|over time|this (year|month|summer|winter)|past (few )?(days|weeks|months|years?)|since)\b",
+        r"\bhow (often|frequently|regularly)\b|\b(usually|typically|normally|generally|tend to|regularly|often|again and again|keep)\b",
+        r"\b(have|has) (i|you|he|she|they|\w+) been\b|\b(more|less) (than|and)\b|\banymore\b|\bstopped\b",
+        r"\b(habits?|routines?|patterns?|trends?|recurring|go-to|kinds? of|types? of)\b",
+        # root: durable claims and insight
+        r"^\W*why\b|\bwhy (do|does|am|is)\b",
+        r"\bwhat kind of (person|friend|partner|parent)\b|\bdescribe (me|him|her|my)\b|\bwho (am i|is \w+) (at heart|really)\b",
+        r"\bwould (i|he|she|\w+) (enjoy|like|love|be|appreciate|want)\b|\bwhat (gift|holiday|kind of \w+) would\b|\bsuit\b|\bfits? (who|my)\b",
+        r"\b(matters?|important|values?|principles?|believes?|beliefs?|personality|identity|motivat\w*|meaning|deep down|at heart|core)\b",
+        r"\b(fears?|afraid|insecurit\w*|defen[cs]e|prioriti[sz]e|boundar\w*|compromise|never cross|nature|self-image|sees? (him|her|my)self)\b",
+    )
+)
 _CUE_SCALE = 0.5  # comparable to one embedding coordinate's spread after normalisation
 
 
@@ -103,7 +113,10 @@ def load_examples(path: str | Path | None = None) -> RouterExamples:
             for q in block["questions"]:
                 questions.append(str(q))
                 labels.append(level)
-        hints = {str(k): tuple(str(c).lower() for c in v.get("cues", ())) for k, v in data.get("hints", {}).items()}
+        hints = {
+            str(k): tuple(str(c).lower() for c in v.get("cues", ()))
+            for k, v in data.get("hints", {}).items()
+        }
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError) as exc:
         raise SchemaError(f"bad router examples: {exc}", path=str(p)) from None
     return RouterExamples(tuple(questions), tuple(labels), hints)
@@ -171,7 +184,9 @@ class Router:
         return vecs
 
     def _features(self, vectors: np.ndarray, queries: Sequence[str]) -> np.ndarray:
-        cues = np.stack([cue_features(q) for q in queries]) if queries else np.zeros((0, len(_CUES)))
+        cues = (
+            np.stack([cue_features(q) for q in queries]) if queries else np.zeros((0, len(_CUES)))
+        )
         return np.hstack([np.asarray(vectors, dtype=np.float32), cues.astype(np.float32)])
 
     def _model(self) -> Any:
@@ -203,7 +218,9 @@ class Router:
         """Schema types whose hint cues occur in the query, most cues first (at most 3)."""
         q = " " + re.sub(r"[^\w' ]+", " ", query.lower()) + " "
         # Cues match at word starts ("son" must not fire inside "person").
-        hits = [(sum((" " + c) in q for c in cues), name) for name, cues in self.examples.hints.items()]
+        hits = [
+            (sum((" " + c) in q for c in cues), name) for name, cues in self.examples.hints.items()
+        ]
         return tuple(name for n, name in sorted(hits, key=lambda t: (-t[0], t[1])) if n > 0)[:3]
 
     def route_vector(self, query: str, vector: np.ndarray) -> Route:

@@ -67,7 +67,9 @@ class RetrievalState:
     graph: MemoryGraph
     version: Hashable = None
     arrays: dict[Level, LevelArrays] = field(default_factory=dict)
-    bm25: dict[Level, BM25Index] = field(default_factory=lambda: {Level.MID: BM25Index(), Level.ROOT: BM25Index()})
+    bm25: dict[Level, BM25Index] = field(
+        default_factory=lambda: {Level.MID: BM25Index(), Level.ROOT: BM25Index()}
+    )
     turns: BM25Index = field(default_factory=BM25Index)
     turn_of: dict[str, str] = field(default_factory=dict)
     turn_leaves: dict[str, list[str]] = field(default_factory=dict)
@@ -106,7 +108,10 @@ class RetrievalState:
                 self.turns.remove(tk)
                 self.turn_leaves.pop(tk, None)
                 continue
-            nodes = sorted((graph.node(m) for m in members), key=lambda x: x.provenance[0].sentence if x.provenance else 0)
+            nodes = sorted(
+                (graph.node(m) for m in members),
+                key=lambda x: x.provenance[0].sentence if x.provenance else 0,
+            )
             toks: list[str] = []
             for x in nodes:
                 toks.extend(tokenize(x.content + " " + _extra_text(x)))
@@ -156,11 +161,14 @@ class RetrievalState:
         self.turn_ids = list(self.turn_leaves)
         trow = {tk: i for i, tk in enumerate(self.turn_ids)}
         leaf_ids = self.arrays[Level.LEAF].ids
-        self.leaf_turn_row = np.fromiter((trow.get(self.turn_of.get(x, ""), -1) for x in leaf_ids),
-                                         np.int64, len(leaf_ids))
+        self.leaf_turn_row = np.fromiter(
+            (trow.get(self.turn_of.get(x, ""), -1) for x in leaf_ids), np.int64, len(leaf_ids)
+        )
 
 
-def state_for(cache: dict[str, RetrievalState], user_id: str, graph: MemoryGraph, version: Hashable) -> RetrievalState:
+def state_for(
+    cache: dict[str, RetrievalState], user_id: str, graph: MemoryGraph, version: Hashable
+) -> RetrievalState:
     """The cached state of a user, refreshed to ``graph`` at ``version``."""
     st = cache.get(user_id)
     if st is None:

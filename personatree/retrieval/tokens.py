@@ -115,4 +115,6 @@ def shared_counter(model: str) -> LiteLLMTokenCounter:
 def counter_of(obj: Any, model: str) -> Any:
     """The token counter a tree injects (attribute ``token_counter``), else the shared one."""
     injected = getattr(obj, "token_counter", None)
-    return injected if injected is not None and hasattr(injected, "count") else shared_counter(model)
+    return (
+        injected if injected is not None and hasattr(injected, "count") else shared_counter(model)
+    )

@@ -76,9 +76,15 @@ def open_store(
         If the store cannot be used.
     """
     if isinstance(url, Path):
-        return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
+        url = str(url)
     if not isinstance(url, str) or not url.strip():
         raise ConfigError(f"store URL must be a non-empty string, got {url!r}")
+    if "\x00" in url:
+        raise ConfigError("store URL contains a NUL character")
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"store URL is not valid text: {url!r}") from None
     if "://" not in url:
         return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
     scheme, _, rest = url.partition("://")
@@ -95,7 +101,11 @@ def open_store(
             raise ConfigError(f"{url!r} does not name a database file (use memory:// for an in-memory store)")
         return SQLiteStore(path, busy_timeout_s=busy_timeout_s)
     if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
-        return _postgres().PostgresStore(url, busy_timeout_s=busy_timeout_s, pool_size=pool_size)
+        try:
+            return _postgres().PostgresStore(url, busy_timeout_s=busy_timeout_s, pool_size=pool_size)
+        except UnicodeDecodeError:
+            # psycopg's conninfo parser decodes percent-escapes strictly.
+            raise ConfigError("PostgreSQL URL has a percent-encoded byte that is not UTF-8") from None
     raise ConfigError(
         f"unknown store URL scheme {scheme!r} in {url!r}; use a file path, sqlite:///file.db, "
         "postgresql://... or memory://"

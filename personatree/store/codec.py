@@ -20,7 +20,7 @@ import gc
 import hashlib
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -481,6 +481,7 @@ class PreparedChange:
     delete_edges: list[tuple[str, str]]
     events: list[tuple[Any, ...]]
     empty: bool
+    delete_observations: list[str] = field(default_factory=list)
 
 
 def prepare_change(change: ChangeSet) -> PreparedChange:
@@ -519,6 +520,7 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
         delete_edges=delete_edges,
         events=[encode_event(e, user_id) for e in change.events],
         empty=change.is_empty(),
+        delete_observations=check_ids(change.delete_observations, "delete_observations"),
     )
 
 

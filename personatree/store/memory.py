@@ -175,6 +175,8 @@ class MemoryStore:
                 if row[1] not in st.observations:
                     st.obs_seq += 1
                     st.observations[row[1]] = (row[0], row[1], st.obs_seq, *row[3:])
+            for oid in prep.delete_observations:
+                st.observations.pop(oid, None)
             for pair in prep.delete_edges:
                 st.edges.pop(pair, None)
             if prep.delete_nodes:

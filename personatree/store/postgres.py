@@ -728,6 +728,11 @@ class PostgresStore:
                 cur.execute("INSERT INTO users (user_id, version) VALUES (%s, %s)", (uid, current))
             if fresh:
                 cur.executemany(_INSERT_OBS, [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)])
+            if prep.delete_observations:
+                cur.execute(
+                    "DELETE FROM observations WHERE user_id = %s AND id = ANY(%s::text[])",
+                    (uid, [_esc(o) for o in prep.delete_observations]),
+                )
             if prep.delete_edges:
                 cur.execute(
                     "DELETE FROM edges e USING unnest(%s::text[], %s::text[]) AS d(src, dst) "

@@ -388,6 +388,11 @@ class SQLiteStore:
                     [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)],
                 )
                 obs_seq += len(fresh)
+            if prep.delete_observations:
+                conn.executemany(
+                    "DELETE FROM observations WHERE user_id = ? AND id = ?",
+                    [(uid, o) for o in prep.delete_observations],
+                )
             if prep.delete_edges:
                 conn.executemany(
                     "DELETE FROM edges WHERE user_id = ? AND src = ? AND dst = ?",

@@ -42,6 +42,9 @@ class TieringConfig(_Frozen):
         ≲0.2).
     sufficient_hits : int
         Search stops at a tier when at least this many recalled items are sufficient.
+    promote_max : int
+        At most this many tier-3 hits of one recall (most relevant first) are
+        considered for promotion, so one broad query cannot flush tier 2.
     hot_children : int
         Support children of each hot claim copied into the hot sub-tree, so a hot
         claim can still be expanded to its evidence.
@@ -60,4 +63,5 @@ class TieringConfig(_Frozen):
     profile_budget: int = Field(default=400, ge=16)
     sufficient_cosine: float = Field(default=0.55, ge=-1.0, le=1.0)
     sufficient_hits: int = Field(default=2, ge=1)
+    promote_max: int = Field(default=4, ge=0)
     hot_children: int = Field(default=8, ge=0)

@@ -5,10 +5,12 @@ sub-tree holding only that tier's nodes (with their support paths), so scoring,
 packing, rendering and the token budget behave exactly as in plain recall; only the
 candidate set shrinks. A tier's answer is *sufficient* when at least
 ``sufficient_hits`` of the items it would show have cosine ≥ ``sufficient_cosine``
-to the query (the documented threshold; MiniLM puts paraphrases at ≳0.55). Otherwise
-the search goes one tier deeper. Tier 3 is the plain engine over the whole tree (the
-raw log stays reachable through each leaf's provenance); its hits not yet hot are
-scored on access and may be promoted into tier 2.
+to the query (the documented threshold; MiniLM puts paraphrases at ≳0.55), or when
+an abstract query (routed to mids or roots) is answered by a claim of its level
+(see :func:`sufficient`). Otherwise the search goes one tier deeper. Tier 3 is the plain engine over the whole tree (the
+raw log stays reachable through each leaf's provenance); its most relevant hits
+(up to ``promote_max``) not yet hot are scored on access and may be promoted into
+tier 2.
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ class TieredResult:
 def sufficient(result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, cfg: TieringConfig) -> bool:
     """Whether ``result`` holds enough evidence to stop searching deeper.
 
+    Two ways to be sufficient:
+
+    * at least ``sufficient_hits`` shown items have cosine ≥ ``sufficient_cosine``
+      (specific questions: paraphrase-level matches were found);
+    * the router sent the query to the claims (mid or root level) and a shown claim
+      is of that level: abstract questions ("what kind of person am I?") are about
+      the persona, whose top claims are hot by construction, and they match claims
+      at cosines (~0.3) that no threshold for specific evidence would accept.
+
     Parameters
     ----------
     result : Recall
@@ -68,8 +79,9 @@ def sufficient(result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, c
     Returns
     -------
     bool
-        ``True`` when at least ``sufficient_hits`` items have cosine ≥ ``sufficient_cosine``.
     """
+    if result.route.level is not Level.LEAF and any(i.level is result.route.level for i in result.items):
+        return True
     if qvec is None:
         return False
     hits = 0
@@ -145,7 +157,9 @@ def search_tiers(
             return TieredResult(res, tier)
     full_state = full() if callable(full) else full
     res = recall_state(full_state, query, qvec, route, **kw)  # type: ignore[arg-type]
-    promoted = promote(tstate, graph, res.node_ids, registry, now, tcfg)
+    # The most relevant hits are the ones worth keeping warm; promote those first.
+    best = sorted(res.items, key=lambda i: -i.relevance)[: tcfg.promote_max]
+    promoted = promote(tstate, graph, [i.node_id for i in best], registry, now, tcfg)
     return TieredResult(res, 3, tuple(promoted))
 
 

@@ -1,0 +1,121 @@
+"""Hybrid relevance (pure): dense and lexical rankings fused by RRF, per level.
+
+Names, places and dates matter, so a BM25 ranking (tokens that keep them) is fused
+with the dense ranking by reciprocal rank. Leaves are matched lexically through their
+source *turn* (a leaf is one sentence; the turn's other sentences and its speaker
+often carry the query's words), then represented by the turn's sentence closest to
+the query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from ..config import RecallConfig
+from ..index import top_k
+from ..types import Level, Route
+from .fusion import rrf_normalised
+from .lexical import tokenize
+from .state import RetrievalState
+
+__all__ = ["Scored", "score_nodes", "level_fit", "calibrated"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """Relevance of one candidate node and where it came from."""
+
+    relevance: float
+    cosine: float
+    dense_rank: int | None
+    lexical_rank: int | None
+
+
+def calibrated(cos: float) -> float:
+    # MiniLM cosines of unrelated sentences sit around 0.0-0.2 and of paraphrases at
+    # 0.6+; map that range to [0, 1] so it can be averaged with a normalised RRF score.
+    return min(1.0, max(0.0, (cos - 0.15) / 0.5))
+
+
+def level_fit(route: Route, level: Level, floor: float) -> float:
+    """floor + (1 − floor)·p(level)/max p: 1 for the routed level, never below ``floor``."""
+    top = max(route.probabilities.values()) or 1.0
+    return floor + (1.0 - floor) * float(route.probabilities.get(level, 0.0)) / top
+
+
+def score_nodes(
+    state: RetrievalState,
+    query: str,
+    qvec: np.ndarray | None,
+    levels: Iterable[Level],
+    cfg: RecallConfig,
+    pools: Mapping[Level, int] | None = None,
+) -> tuple[dict[str, Scored], dict[Level, np.ndarray]]:
+    """Hybrid relevance of candidate nodes: dense and BM25 rankings fused by RRF, per level.
+
+    Leaves are matched lexically through their source turn (all sentences of the turn
+    and its speaker), then represented by the turn's sentence closest to the query.
+
+    Parameters
+    ----------
+    state : RetrievalState
+    query : str
+    qvec : ndarray or None
+    levels : iterable of Level
+    cfg : RecallConfig
+    pools : mapping of Level to int, optional
+        Candidates per retriever and level (default ``cfg.pool``).
+
+    Returns
+    -------
+    scored : dict
+        Node id → :class:`Scored`.
+    cosines : dict
+        Level → cosine of every row of that level's matrix (empty without ``qvec``).
+    """
+    qtok = tokenize(query)
+    out: dict[str, Scored] = {}
+    cosines: dict[Level, np.ndarray] = {}
+    for lv in levels:
+        pool = pools[lv] if pools else cfg.pool
+        arr = state.arrays.get(lv)
+        dense: list[str] = []
+        if qvec is not None and arr is not None and arr.ids:
+            s = arr.matrix @ qvec
+            cosines[lv] = s
+            dense = [arr.ids[i] for i in top_k(s, pool)]
+        s_lv = cosines.get(lv)
+        if lv is Level.LEAF:
+            lexical = []
+            for tk, _ in state.turns.search(qtok, pool):
+                members = state.turn_leaves.get(tk) or []
+                if not members:
+                    continue
+                if s_lv is not None and arr is not None:
+                    members = sorted(
+                        members, key=lambda m: -float(s_lv[arr.row[m]]) if m in arr.row else 1.0
+                    )
+                lexical.append(members[0])
+        else:
+            lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
+        fused = rrf_normalised(
+            [dense, lexical], k=cfg.rrf_k, weights=[cfg.dense_weight, cfg.lexical_weight]
+        )
+        d_rank = {x: i + 1 for i, x in enumerate(dense)}
+        l_rank = {x: i + 1 for i, x in enumerate(lexical)}
+        for x, r in fused.items():
+            cos = (
+                float(s_lv[arr.row[x]])
+                if s_lv is not None and arr is not None and x in arr.row
+                else 0.0
+            )
+            # Leaves compete among themselves: their fused rank is their relevance (a turn
+            # first in one ranking must not be demoted for a low cosine). Claims also
+            # compete across levels, so their cosine keeps them on an absolute scale.
+            w = 1.0 if lv is Level.LEAF else cfg.rrf_weight
+            rel = r if s_lv is None else w * r + (1.0 - w) * calibrated(cos)
+            out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x))
+    return out, cosines
