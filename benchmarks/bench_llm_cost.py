@@ -106,6 +106,34 @@ class OfflineMimic:
         return {"claim": claim[:280], "polarity": 0, "topic": "", "evidence": [d["id"] for d in data]}
 
 
+class _MemoEmbedder:
+    """The real embedder with a per-text memo: the mocked model, the judge and the tree
+    embed the same sentences, and this benchmark counts calls and tokens, not time."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.memo: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        todo = list(dict.fromkeys(t for t in texts if t not in self.memo))
+        if todo:
+            for t, v in zip(todo, self.inner.embed(todo)):
+                self.memo[t] = v
+        if not texts:
+            return self.inner.embed([])
+        return np.stack([self.memo[t] for t in texts])
+
+
 def _data(user_message: str) -> Any:
     start = user_message.index("<data>\n") + len("<data>\n")
     end = user_message.index("\n</data>", start)
@@ -136,7 +164,7 @@ def run(
             names = list(dict.fromkeys(t.session for t in c.turns))[:sessions]
             keep.append(replace(c, turns=tuple(t for t in c.turns if t.session in names)))
         ds = replace(ds, conversations=tuple(keep))
-    embedder = SentenceTransformerEmbedder()
+    embedder = _MemoEmbedder(SentenceTransformerEmbedder())
     registry = SchemaRegistry.load()
     mimic = OfflineMimic(embedder, registry)
     turns = sum(len(c.turns) for c in ds.conversations)
@@ -164,6 +192,8 @@ def run(
                             tree.consolidate(conv.id)
                         except Exception as exc:  # noqa: BLE001 - consolidation is another component
                             consolidation_error = f"{type(exc).__name__}: {exc}"
+                print(f"{conv.id}: {len(conv.turns)} turns ingested, {time.perf_counter() - t0:.0f}s",
+                      file=sys.stderr, flush=True)
                 with judge.scope(conv.id):
                     for q in conv.questions[:questions]:
                         judge.route(q.text)

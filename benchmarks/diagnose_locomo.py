@@ -73,6 +73,7 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
     base_found: dict[str, Counter[str]] = defaultdict(Counter)
     samples: dict[str, list[str]] = defaultdict(list)
     dense_ranks: list[int] = []
+    probe: list[tuple[int, int]] = []
     tree = engine.tree
     for conv in data.conversations:
         print(f"ingesting {conv.id} ({len(conv.turns)} turns)...", file=sys.stderr)
@@ -84,7 +85,10 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
         by_turn = leaves_by_turn(tree, conv.id, turn_of)
         leaves = tree.nodes(conv.id, level="leaf")
         matrix = np.stack([n.embedding for n in leaves]) if leaves else np.zeros((0, emb.dim))
-        row = {n.id: i for i, n in enumerate(leaves)}
+        # Probe: the same leaves embedded with their speaker's name, as the flat baselines
+        # embed turns; questions usually name the person they are about.
+        named = emb.embed([f"{n.attributes.get('speaker') or ''}: {n.content}" for n in leaves]) if leaves \
+            else np.zeros((0, emb.dim))
         stats = tree.stats(conv.id)
         print(f"  {stats['leaves']} leaves, {stats['mids']} mids, {stats['roots']} roots, "
               f"{len(by_turn)}/{len(conv.turns)} turns have a leaf", file=sys.stderr)
@@ -101,6 +105,8 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
             qvec = emb.embed([q.text])[0]
             order = np.argsort(-(matrix @ qvec)) if len(leaves) else np.array([], dtype=int)
             rank_of = {leaves[i].id: r + 1 for r, i in enumerate(order)}
+            order_named = np.argsort(-(named @ qvec)) if len(leaves) else np.array([], dtype=int)
+            rank_named = {leaves[i].id: r + 1 for r, i in enumerate(order_named)}
             for g in q.evidence:
                 mine = by_turn.get(g, [])
                 if g in shown:
@@ -118,6 +124,8 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
                 if reason != "found" and (g in d_shown or g in f_shown):
                     base_found[cat][f"baseline_found_{reason}"] += 1
                 best = min((rank_of.get(n.id, 10**9) for n in mine), default=None)
+                if best is not None:
+                    probe.append((best, min(rank_named.get(n.id, 10**9) for n in mine)))
                 if reason == "ranked_low" and best is not None:
                     dense_ranks.append(best)
                 if reason != "found" and len(samples[reason]) < examples:
@@ -154,6 +162,12 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
         arr = np.asarray(dense_ranks)
         print(f"- ranked_low: median dense rank of the gold leaf among the user's leaves {int(np.median(arr))}, "
               f"P90 {int(np.percentile(arr, 90))}")
+    if probe:
+        plain = np.asarray([a for a, _ in probe])
+        named = np.asarray([b for _, b in probe])
+        print(f"- speaker probe over {len(probe)} extracted gold turns: median dense rank of the best gold leaf "
+              f"{int(np.median(plain))} as stored vs {int(np.median(named))} if leaves were embedded as "
+              f"'speaker: sentence'; within the top 20: {np.mean(plain <= 20):.2f} vs {np.mean(named <= 20):.2f}")
     for r in REASONS[1:]:
         if samples[r]:
             print(f"\n### examples: {r}\n")

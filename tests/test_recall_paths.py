@@ -221,7 +221,7 @@ tree_shapes = st.integers(min_value=0, max_value=5).flatmap(
     seed=st.integers(0, 5),
 )
 @settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 def test_budget_no_repeats_real_paths(
     vectors, router, counter, shape, qi, budget, use_vec, levels, seed

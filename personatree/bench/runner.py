@@ -263,8 +263,21 @@ def _progress(progress: bool | Callable[[str, int], None], total: int) -> tuple[
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        # Redirected to a log: a bar would never show, so print one line per phase instead.
+        state = {"done": 0, "last": "", "t0": time.perf_counter()}
+
+        def log(desc: str, n: int) -> None:
+            state["done"] += n
+            if n == 0 and desc != state["last"]:
+                state["last"] = desc
+                console.print(f"[{time.perf_counter() - state['t0']:7.0f}s] {state['done']}/{total} {desc}",
+                              highlight=False, markup=False)
+
+        return None, log
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=Console(stderr=True), transient=True)
+                   console=console, transient=True)
     bar.start()
     task = bar.add_task("bench", total=total)
 

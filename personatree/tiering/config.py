@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
 
-from ..config import _Frozen
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ConfigError
 
 __all__ = ["TieringConfig"]
+
+
+class _Frozen(BaseModel):
+    # The same contract as personatree.config._Frozen, restated so that
+    # personatree.config can import this module without an import cycle.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"{type(self).__name__}: {exc}") from None
 
 
 class TieringConfig(_Frozen):
