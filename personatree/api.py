@@ -184,12 +184,22 @@ class PersonaTree:
         cfg = config or PersonaTreeConfig()
         registry = SchemaRegistry.load(cfg.schema_path)
         emb = embedder or make_embedder(cfg.embedder, cfg.embed_batch_size)
-        jdg = judge or OfflineJudge(emb, registry, router=_default_router(emb))
+        st = store or open_store(str(path), busy_timeout_s=cfg.busy_timeout_s)
+        if judge is not None:
+            jdg = judge
+        else:
+            offline = OfflineJudge(emb, registry, router=_default_router(emb))
+            if cfg.judge == "offline":
+                jdg = offline
+            else:
+                from .judge.factory import make_judge
+
+                jdg = make_judge(cfg.judge, embedder=emb, registry=registry, store=st, offline=offline,
+                                 **dict(cfg.judge_options))
         if redactor is None and cfg.redact:
             from .redact import Redactor
 
             redactor = Redactor(patterns=cfg.redact)
-        st = store or open_store(str(path), busy_timeout_s=cfg.busy_timeout_s)
         return cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg,
                    clock=clock or SystemClock(), redactor=redactor)
 
@@ -401,10 +411,9 @@ class PersonaTree:
             stored = self.store.existing_observations(user_id, [o.id for o in fresh])
             change = ChangeSet(user_id=user_id)
             out: dict[str, InsertReport] = {}
-            for obs, leaves in zip(fresh, leaves_per_obs):
-                if obs.id in stored:
-                    continue
-                decisions = self._insert(graph, [n.copy() for n in leaves], change)
+            todo = [(o, [n.copy() for n in ls]) for o, ls in zip(fresh, leaves_per_obs) if o.id not in stored]
+            decided = self._insert_many(graph, [ls for _, ls in todo], change)
+            for (obs, _), decisions in zip(todo, decided):
                 change.observations.append(obs)
                 change.events.append(JournalEvent("observe", {"observation_id": obs.id}, obs.at))
                 out[obs.id] = InsertReport(user_id, obs.id, False, tuple(decisions))
@@ -451,24 +460,49 @@ class PersonaTree:
             provenance=(p,),
         )
 
-    def _insert(self, graph: MemoryGraph, leaves: list[Node], change: ChangeSet) -> list[Any]:
+    def _insert_many(self, graph: MemoryGraph, batches: list[list[Node]], change: ChangeSet) -> list[list[Any]]:
+        """Insert the leaves of several observations, validating them in one judge call.
+
+        Planning once for the whole batch gives the same decisions as planning per
+        observation (only consolidation creates mids, and insertion never changes a
+        mid's content or embedding), while an LLM judge can batch the pairs. The
+        decisions are then applied observation by observation, in order, so evidence
+        reaches each mid in time order.
+        """
         cfg = self.config
-        # A statement already recorded in the same session (the user repeating themself,
-        # a client re-sending a message under a new id) is the same evidence: it adds no
-        # leaf and no support.
-        fresh = [
-            leaf for leaf in leaves
-            if leaf.id not in graph and graph.find_statement(leaf.provenance[0].session_id, leaf.content) is None
-        ]
-        decisions = plan_insertions(graph, fresh, self.judge, self.registry, cfg.insertion)
+        keep: list[list[Node]] = []
+        seen: set[tuple[str, str]] = set()
+        for leaves in batches:
+            mine = []
+            for leaf in leaves:
+                # A statement already recorded in the same session (the user repeating
+                # themself, a client re-sending a message under a new id) is the same
+                # evidence: it adds no leaf and no support.
+                key = (leaf.provenance[0].session_id, " ".join(leaf.content.lower().split()).rstrip(".!?…"))
+                if leaf.id in graph or key in seen or graph.find_statement(*key) is not None:
+                    continue
+                seen.add(key)
+                mine.append(leaf)
+            keep.append(mine)
+        flat = [leaf for leaves in keep for leaf in leaves]
+        planned = iter(plan_insertions(graph, flat, self.judge, self.registry, cfg.insertion))
         touched = Touched()
-        for leaf, decision in zip(fresh, decisions):
-            apply_decision(graph, leaf, decision, self.registry, cfg.insertion, cfg.confidence, touched)
+        out: list[list[Any]] = []
+        for leaves in keep:
+            decisions = [next(planned) for _ in leaves]
+            for leaf, decision in zip(leaves, decisions):
+                apply_decision(graph, leaf, decision, self.registry, cfg.insertion, cfg.confidence, touched)
+            out.append(decisions)
         change.upsert_nodes.extend(touched.nodes.values())
         change.upsert_edges.extend(touched.edges)
-        return decisions
+        return out
 
     # -- reading ----------------------------------------------------------------------
+
+    def judge_usage(self, user_id: str | None = None) -> Any:
+        """LLM token and cost accounting per user and operation (``None`` for the offline judge)."""
+        usage = getattr(self.judge, "usage", None)
+        return usage(user_id) if callable(usage) else None
 
     def users(self) -> list[str]:
         """Ids of every user with stored data."""
@@ -743,9 +777,7 @@ class PersonaTree:
                     if o is not None:
                         run.append(o)
                     j += 1
-                scratch = ChangeSet(user_id=user_id)
-                for leaves in self._extract(run):
-                    self._insert(graph, leaves, scratch)
+                self._insert_many(graph, self._extract(run), ChangeSet(user_id=user_id))
                 i = j
                 continue
             if ev.kind == "forget":

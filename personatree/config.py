@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -261,6 +261,13 @@ class PersonaTreeConfig(_Frozen):
         A schema registry file or folder; ``None`` uses the shipped one.
     busy_timeout_s : float
         How long a write waits for another writer's lock before ``StoreBusyError``.
+    judge : str or dict
+        ``"offline"`` (no model), any litellm model string (``"openai/gpt-4o-mini"``,
+        ``"ollama/qwen3:8b"``), or a per-operation mapping such as
+        ``{"validate": "openai/gpt-4o-mini", "summarize": "anthropic/claude-sonnet-4"}``.
+    judge_options : dict
+        Keyword options of :class:`~personatree.judge.llm.LLMJudge` (timeouts, retries,
+        concurrency, ``fallback``).
     redact : tuple of {"email", "phone", "card"}
         Patterns removed from every message before it is stored (see
         :mod:`personatree.redact`); empty by default.
@@ -271,11 +278,24 @@ class PersonaTreeConfig(_Frozen):
     schema_path: str | None = None
     busy_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
     redact: tuple[Literal["email", "phone", "card"], ...] = ()
+    judge: str | dict[str, str] = "offline"
+    judge_options: dict[str, Any] = Field(default_factory=dict)
     confidence: ConfidenceConfig = ConfidenceConfig()
     insertion: InsertionConfig = InsertionConfig()
     limits: InputLimits = InputLimits()
     consolidation: ConsolidationConfig = ConsolidationConfig()
     recall: RecallConfig = RecallConfig()
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_ops(cls, value: str | dict[str, str]) -> str | dict[str, str]:
+        if isinstance(value, dict):
+            unknown = set(value) - {"extract", "validate", "route", "summarize"}
+            if unknown:
+                raise ValueError(f"unknown judge operations {sorted(unknown)}")
+        elif not value.strip():
+            raise ValueError("judge must be 'offline' or a model name")
+        return value
 
     @classmethod
     def preset(cls, name: Literal["default", "conservative", "eager"], **overrides: Any) -> "PersonaTreeConfig":

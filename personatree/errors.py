@@ -17,7 +17,12 @@ so a caller can catch one type at the edge of its application::
     │   ├── StoreBusyError          the store stayed locked past the configured wait
     │   ├── StaleStateError         a write or plan was based on an out-of-date tree
     │   └── MigrationError          the store's schema version cannot be used
-    └── EmbedderError               the embedding model could not be loaded or run
+    ├── EmbedderError               the embedding model could not be loaded or run
+    └── JudgeError                  the LLM judge failed and the fallback is off
+        ├── RateLimitError          still rate-limited after the retries
+        ├── JudgeTimeoutError       requests kept timing out
+        ├── ProviderError           auth, bad request, unknown model, 5xx, context window
+        └── JudgeOutputError        unusable answers (bad JSON, schema echo, wrong schema)
 
 Expected outcomes are values, not exceptions: a validator that rejects a candidate
 returns a verdict with label ``"unrelated"``; an insertion that leaves a leaf orphaned
@@ -42,6 +47,11 @@ __all__ = [
     "StaleStateError",
     "MigrationError",
     "EmbedderError",
+    "JudgeError",
+    "RateLimitError",
+    "JudgeTimeoutError",
+    "ProviderError",
+    "JudgeOutputError",
 ]
 
 
@@ -139,3 +149,40 @@ class MigrationError(StoreError):
 
 class EmbedderError(PersonaTreeError):
     """The embedding model could not be loaded or failed to embed."""
+
+
+class JudgeError(PersonaTreeError):
+    """The LLM judge failed and the offline fallback is off.
+
+    Attributes
+    ----------
+    operation : str
+        ``extract``, ``validate``, ``route`` or ``summarize``.
+    kind : str
+        ``timeout``, ``rate_limit``, ``provider``, ``context_window``, or an answer
+        problem (``empty``, ``invalid_json``, ``schema_echo``, ``invalid_schema``,
+        ``ungrounded``).
+    model : str
+    """
+
+    def __init__(self, message: str, *, operation: str = "", kind: str = "", model: str = "") -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.kind = kind
+        self.model = model
+
+
+class RateLimitError(JudgeError):
+    """The provider kept refusing requests for rate limits after the retries."""
+
+
+class JudgeTimeoutError(JudgeError):
+    """Requests kept timing out after the retries."""
+
+
+class ProviderError(JudgeError):
+    """The provider failed (authentication, bad request, unknown model, server error)."""
+
+
+class JudgeOutputError(JudgeError):
+    """The model kept answering with unusable output (bad JSON, schema echo, wrong schema)."""

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from ..errors import ConfigError, InputError, PersonaTreeError
+from ..errors import JudgeError, JudgeOutputError, JudgeTimeoutError, ProviderError, RateLimitError, ConfigError, InputError, PersonaTreeError
 from ..ports import Embedder, Judge, Store
 from ..schema import SchemaRegistry
 from ..text import format_span, is_informative, split_sentences, strip_summary_suffix, tokenize
@@ -76,46 +76,6 @@ UNRELATED_MAX_PSI = 0.3
 _REASON_CHARS = 200
 
 _current_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("personatree_judge_user", default=None)
-
-
-# -- errors (to move to personatree.errors) ---------------------------------------------------
-
-
-class JudgeError(PersonaTreeError):
-    """The LLM judge failed and the offline fallback is off.
-
-    Attributes
-    ----------
-    operation : str
-        ``extract``, ``validate``, ``route`` or ``summarize``.
-    kind : str
-        ``timeout``, ``rate_limit``, ``provider``, ``context_window``, or an answer
-        problem (``empty``, ``invalid_json``, ``schema_echo``, ``invalid_schema``,
-        ``ungrounded``).
-    model : str
-    """
-
-    def __init__(self, message: str, *, operation: str = "", kind: str = "", model: str = "") -> None:
-        super().__init__(message)
-        self.operation = operation
-        self.kind = kind
-        self.model = model
-
-
-class RateLimitError(JudgeError):
-    """The provider kept refusing requests for rate limits after the retries."""
-
-
-class JudgeTimeoutError(JudgeError):
-    """Requests kept timing out after the retries."""
-
-
-class ProviderError(JudgeError):
-    """The provider failed (authentication, bad request, unknown model, server error)."""
-
-
-class JudgeOutputError(JudgeError):
-    """The model kept answering with unusable output (bad JSON, schema echo, wrong schema)."""
 
 
 _ERROR_OF_KIND: Mapping[str, type[JudgeError]] = {
