@@ -198,7 +198,11 @@ def locomo(args: argparse.Namespace, emb: SentenceTransformerEmbedder) -> dict:
                 res["tiers"][tr.tier] += 1
                 res["off"].append(evidence_recall(q.evidence, eng.turns_of(conv.id, rec)))
                 res["on"].append(evidence_recall(q.evidence, eng.turns_of(conv.id, tr.recall)))
-            print(f"done {conv.id}", file=sys.stderr)
+            off = [x for x in res["off"] if x is not None]
+            on = [x for x in res["on"] if x is not None]
+            # running totals, so a long run that is stopped still says something
+            print(f"done {conv.id}: {len(off)} questions, evidence recall off {100 * statistics.fmean(off):.1f} "
+                  f"on {100 * statistics.fmean(on):.1f}, tiers {dict(res['tiers'])}", file=sys.stderr)
     finally:
         eng.close()
     return res

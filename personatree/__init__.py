@@ -20,6 +20,7 @@ from .config import (
     InsertionConfig,
     PersonaTreeConfig,
     RecallConfig,
+    TieringConfig,
 )
 from .embedders import HashingEmbedder, SentenceTransformerEmbedder
 from .errors import (
@@ -71,6 +72,7 @@ __all__ = [
     "InsertionConfig",
     "ConsolidationConfig",
     "RecallConfig",
+    "TieringConfig",
     "InputLimits",
     "ForgetReport",
     "RebuildReport",

@@ -499,6 +499,20 @@ class PersonaTree:
 
     # -- reading ----------------------------------------------------------------------
 
+    def profile(self, user_id: str, budget: int | None = None) -> Any:
+        """The tier-1 profile block (top claims, pivotal patterns, recent evidence) for a
+        system prompt, within ``budget`` tokens. See :mod:`personatree.tiering`.
+
+        Raises
+        ------
+        UnknownUserError
+        """
+        from .tiering.profile import profile_user
+
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+            raise InputError("budget must be a positive integer")
+        return profile_user(self, self._uid(user_id), budget=budget)
+
     def judge_usage(self, user_id: str | None = None) -> Any:
         """LLM token and cost accounting per user and operation (``None`` for the offline judge)."""
         usage = getattr(self.judge, "usage", None)
@@ -853,6 +867,10 @@ class PersonaTree:
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise InputError("budget must be a positive integer")
         lv = None if levels is None else [_level(x) for x in ensure_iterable(levels, "levels")]
+        if self.config.tiering.tiers:
+            from .tiering.search import tiered_recall
+
+            return tiered_recall(self, self._uid(user_id), query, budget=budget, model=model, levels=lv).recall
         return recall_user(self, self._uid(user_id), query, budget=budget, model=model, levels=lv)
 
 

@@ -9,7 +9,7 @@ from personatree import errors
 
 PINNED = {
     "PersonaTree", "PersonaTreeConfig", "ConfidenceConfig", "InsertionConfig", "ConsolidationConfig",
-    "RecallConfig", "InputLimits", "ForgetReport", "RebuildReport", "Level", "EdgeKind", "Message",
+    "RecallConfig", "TieringConfig", "InputLimits", "ForgetReport", "RebuildReport", "Level", "EdgeKind", "Message",
     "Observation", "Provenance", "LeafDraft", "Node", "Edge", "Verdict", "Route", "Summary",
     "InsertReport", "LeafDecision", "Explanation", "SearchHit", "MemoryGraph", "SchemaRegistry",
     "SchemaType", "Embedder", "Judge", "Store", "TokenCounter", "Clock", "ChangeSet", "JournalEvent",

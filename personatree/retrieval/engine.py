@@ -76,11 +76,12 @@ def _line(state: RetrievalState, node: Node, conf: float, counter: Any) -> tuple
     hit = state.line_cache.get(key)
     if hit is None:
         line = node_line(node, conf)
-        own = counter.count(line) + 2  # "- " and the newline
-        # nested: indentation, and a leaf's date moves inline
-        nested = (
-            counter.count(f"{leaf_date(node)} {line}") if node.level is Level.LEAF else own - 2
-        ) + 3
+        # Measured in place: "- " usually merges into the first word's token and the
+        # newline costs one, so a line costs its bulleted count + 1; nested, a leaf
+        # also carries its date inline.
+        own = counter.count(f"- {line}") + 1
+        inline = f"{leaf_date(node)} {line}" if node.level is Level.LEAF else line
+        nested = counter.count(f"  - {inline}") + 1
         hit = state.line_cache[key] = (line, own, nested)
     return hit
 
