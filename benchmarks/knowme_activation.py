@@ -102,6 +102,7 @@ def main() -> None:
         routes: dict[str, Counter] = defaultdict(Counter)
         recall_hits: dict[str, list[float]] = defaultdict(list)
         n_q: Counter = Counter()
+        reached: Counter = Counter()
         lat: list[float] = []
         for q in conv.questions:
             t0 = time.perf_counter()
@@ -111,6 +112,8 @@ def main() -> None:
             routes[q.category][rec.route.level] += 1
             for it in rec.items:
                 shares[q.category][it.level] += 1
+            if any(it.level is Level.ROOT for it in rec.items):
+                reached[q.category] += 1
             if q.evidence:
                 shown = {obs_turn.get(s[0]) for s in rec.sources}
                 recall_hits[q.category].append(
@@ -147,7 +150,7 @@ def main() -> None:
         print(
             f"| {task} | {n_q[task]} | {r[Level.LEAF]} / {r[Level.MID]} / {r[Level.ROOT]} | "
             f"{shares[task][Level.LEAF] / tot:.0%} | {shares[task][Level.MID] / tot:.0%} | "
-            f"{shares[task][Level.ROOT] / tot:.0%} | {ev_s} |"
+            f"{shares[task][Level.ROOT] / tot:.0%} | {reached[task] / n_q[task]:.0%} | {ev_s} |"
         )
 
 

@@ -217,12 +217,15 @@ class RecallConfig(_Frozen):
         their calibrated cosine, which keeps claims comparable across levels (leaves
         use the fused score alone).
     fit_floor : float
-        Level fit of a level the router gave no probability (the routed level fits 1).
+        Level fit of mids and roots when the router gave their level no probability
+        (the routed level fits 1).
+    leaf_fit_floor : float
+        The same floor for leaves: verbatim evidence stays useful under any route.
     schema_boost : float
         Relevance multiplier for nodes of a schema type the query is about.
     child_floor : float
         A supporting node shown under a chosen claim is worth at least this share of
-        the claim's relevance.
+        the claim's worth (its relevance times its level fit).
     expand_k : int
         Supporting nodes added by one expansion (d → d+1) step.
     access_flush_every : int
@@ -239,7 +242,8 @@ class RecallConfig(_Frozen):
     pool: int = Field(default=200, ge=1)
     model: str = "gpt-4o-mini"
     rrf_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    fit_floor: float = Field(default=0.25, ge=0.0, le=1.0)
+    fit_floor: float = Field(default=0.1, ge=0.0, le=1.0)
+    leaf_fit_floor: float = Field(default=0.75, ge=0.0, le=1.0)
     schema_boost: float = Field(default=1.15, ge=1.0, le=3.0)
     child_floor: float = Field(default=0.5, ge=0.0, le=1.0)
     expand_k: int = Field(default=2, ge=1, le=50)

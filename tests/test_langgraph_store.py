@@ -174,7 +174,8 @@ def test_mapping_options_and_unsupported_ttl(tmp_path: Path, embedder: Any) -> N
         custom = PersonaTreeStore(tree, user_of=lambda ns: f"team-{ns[1]}")
         custom.put(("org", "blue", "notes"), "a", {"note": "Prefers async standups."})
         assert "team-blue" in tree.users()
-        assert custom.profile(("org", "blue", "notes")) == ""  # no claims yet: an empty block
+        # No claims yet: the block holds at most this team's recent evidence, never u1's.
+        assert "jazz" not in custom.profile(("org", "blue", "notes"))
         assert "standups" in custom.recall(("org", "blue", "notes"), "How does the team like to meet?")
         with pytest.raises(NotImplementedError):
             first.put(("u1", "memories"), "b", {"content": "x"}, ttl=5)

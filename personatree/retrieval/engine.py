@@ -126,9 +126,12 @@ def recall_state(
     Recall
     """
     allowed = tuple(levels) if levels else tuple(Level)
-    # Candidates beyond what a budget can show only cost time: ~10 tokens is the
-    # shortest line, so budget/8 per retriever and level is already generous.
-    fit = {lv: level_fit(route, lv, cfg.fit_floor) for lv in Level}
+    # Verbatim evidence is worth something under any route; a claim under a factual
+    # route mostly costs budget that evidence would use better.
+    floors = {lv: cfg.leaf_fit_floor if lv is Level.LEAF else cfg.fit_floor for lv in Level}
+    fit = {lv: level_fit(route, lv, floors[lv]) for lv in Level}
+    # Candidates beyond what a budget can show only cost time: lines are 10-30 tokens,
+    # so budget/10 per retriever and level is already generous.
     pool = max(16, min(cfg.pool, budget // 10))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
@@ -166,18 +169,23 @@ def recall_state(
                 rel *= cfg.speaker_boost
         return min(1.0, rel)
 
-    def option(n: Node, parent_rel: float) -> Option:
+    # How much the route wants each node shown (relevance x level fit), passed down a
+    # support path: evidence under a wanted claim is worth showing as support for the
+    # claim, even when its own wording does not match the query.
+    wanted_of: dict[str, float] = {}
+
+    def option(n: Node, parent_wanted: float) -> Option:
         c = conf.get(n.id)
         if c is None:
             c = conf[n.id] = _confidence(state, registry, n, now)
         line, own, nested = _line(state, n, c, counter)
         lines[n.id] = line
-        rel = relevance(n)
+        wanted = relevance(n) * fit[n.level]
         rely = 0.5 + 0.5 * c  # a verbatim leaf at prior confidence still counts as evidence
-        value = rel * rely * fit[n.level]
-        child_value = max(rel, cfg.child_floor * parent_rel) * rely * fit[n.level]
+        as_support = max(wanted, cfg.child_floor * parent_wanted)
+        wanted_of[n.id] = max(wanted_of.get(n.id, 0.0), as_support)
         groups = ("claims",) if n.level is not Level.LEAF else ("evidence", leaf_date(n))
-        return Option(n.id, n.level.rank, value, child_value, own, nested, groups)
+        return Option(n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups)
 
     def expand(parent: str) -> list[Option]:
         p = state.nodes[parent]
@@ -187,7 +195,9 @@ def recall_state(
             if state.nodes[k].level in allowed
         ]
         kids.sort(key=lambda k: -cos_of(k))
-        opts = [option(k, relevance(p)) for k in kids[:_MAX_CHILDREN]]
+        # Under a factual route a claim is little wanted, so its leaves compete on their
+        # own relevance; under an insight route they inherit the claim's weight.
+        opts = [option(k, wanted_of.get(p.id, 0.0)) for k in kids[:_MAX_CHILDREN]]
         return sorted(opts, key=lambda o: -o.child_value)
 
     for nid in scored:
@@ -200,25 +210,38 @@ def recall_state(
         for g in o.groups[1:]:
             if g not in headers:
                 headers[g] = counter.count(date_header(g)) + 1
-    result = pack(
-        options,
-        expand,
-        budget,
-        lam=cfg.lam,
-        expand_k=cfg.expand_k,
-        seeds=list(scored),
-        group_tokens=headers,
-    )
-    taken = list(result.taken)
-    value = {k: o.value for k, o in options.items()}
-    while True:
-        chosen = [n for s in taken for n in s.node_ids]
-        lay = layout(chosen, state.nodes, state.parent, value)
-        text = render_text(lay, lines, state.nodes)
-        tokens = counter.count(text)
-        if tokens <= budget or not taken:
-            break
-        taken.pop()  # the sum of parts under-counted: drop the last step and recount
+
+    def run(room: int) -> tuple[Any, list[Any], Any, str, int]:
+        result = pack(
+            options,
+            expand,
+            room,
+            lam=cfg.lam,
+            expand_k=cfg.expand_k,
+            seeds=list(scored),
+            group_tokens=headers,
+        )
+        taken = list(result.taken)
+        value = {k: o.value for k, o in options.items()}
+        while True:
+            chosen = [n for s in taken for n in s.node_ids]
+            lay = layout(chosen, state.nodes, state.parent, value)
+            text = render_text(lay, lines, state.nodes)
+            tokens = counter.count(text)
+            if tokens <= budget or not taken:
+                return result, taken, lay, text, tokens
+            taken.pop()  # the sum of parts under-counted: drop the last step and recount
+
+    result, taken, lay, text, tokens = run(budget)
+    estimated = sum(s.tokens for s in taken)
+    if taken and result.left_out and tokens < 0.97 * budget and estimated > 0:
+        # Line costs are estimated one line at a time; in the joined text a line's
+        # newline often merges with its last token, so the estimate runs a few percent
+        # high. Repack once with the budget scaled by the measured ratio (the drop-last
+        # loop above still guarantees the real budget).
+        again = run(int(budget * estimated / max(tokens, 1)))
+        if again[4] > tokens:
+            result, taken, lay, text, tokens = again
     why = {n: s for s in taken for n in s.node_ids}
     items = []
     for nid in lay.order:

@@ -93,7 +93,13 @@ def profile_block(tree: Any, user_id: str, *, limit: int = 12) -> ProfileBlock:
     fn = getattr(tree, "profile", None)
     if callable(fn):
         out = fn(user_id)
-        return ProfileBlock(user_id, str(getattr(out, "text", out)), (), "tree.profile")
+        now = tree.clock.now()
+        tiered: list[ProfileLine] = []
+        for item in getattr(out, "items", ())[:limit]:
+            n = tree.node(user_id, item.node_id)
+            tiered.append(ProfileLine(n.id, n.level.value, n.schema_type, n.content,
+                                      node_confidence(n, tree.registry, now), n.n_support, n.n_conflict))
+        return ProfileBlock(user_id, str(getattr(out, "text", out)), tuple(tiered), "tree.profile")
     now = tree.clock.now()
     lines: list[ProfileLine] = []
     for level in (Level.ROOT, Level.MID):
