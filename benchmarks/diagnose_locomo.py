@@ -74,6 +74,8 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
     samples: dict[str, list[str]] = defaultdict(list)
     dense_ranks: list[int] = []
     probe: list[tuple[int, int]] = []
+    share_abstract: list[float] = []
+    leaves_rescue: Counter[str] = Counter()
     tree = engine.tree
     for conv in data.conversations:
         print(f"ingesting {conv.id} ({len(conv.turns)} turns)...", file=sys.stderr)
@@ -98,6 +100,13 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
             cat = "adversarial" if q.adversarial else f"{q.category} {labels.get(q.category, '')}".strip()
             rec, _ = engine.recall(conv.id, q.text, q.at, budget, None)
             shown = set(engine.turns_of(conv.id, rec))
+            leaves_rec, _ = engine.recall(conv.id, q.text, q.at, budget, ["leaf"])
+            leaves_shown = set(engine.turns_of(conv.id, leaves_rec))
+            by_level: Counter[str] = Counter()
+            for it in rec.items:
+                by_level[getattr(it.level, "value", str(it.level))] += int(it.tokens)
+            spent = sum(by_level.values()) or 1
+            share_abstract.append((by_level["mid"] + by_level["root"]) / spent)
             left_out = {nid for t in rec.trace if not t.action.startswith("chose (") or "dropped" in t.action
                         for nid in t.node_ids}
             d_shown = set(dense.retrieve(conv.id, q.text, q.at, budget).turn_ids)
@@ -118,6 +127,8 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
                 else:
                     reason = "ranked_low"
                 table[cat][reason] += 1
+                if reason != "found" and g in leaves_shown:
+                    leaves_rescue[cat] += 1
                 base_found[cat]["dense"] += g in d_shown
                 base_found[cat]["dense+bm25"] += g in f_shown
                 base_found[cat]["gold"] += 1
@@ -162,6 +173,11 @@ def diagnose(path: Path, limit: int | None, budget: int, examples: int, consolid
         arr = np.asarray(dense_ranks)
         print(f"- ranked_low: median dense rank of the gold leaf among the user's leaves {int(np.median(arr))}, "
               f"P90 {int(np.percentile(arr, 90))}")
+    if share_abstract:
+        print(f"- full recall spends on average {np.mean(share_abstract):.0%} of its item tokens on mids and "
+              f"roots (which cite no turn); the leaves-only recall at the same budget finds "
+              f"{sum(leaves_rescue.values())} of the {n - total['found']} gold turns the full recall misses "
+              f"({', '.join(f'{k}: {v}' for k, v in sorted(leaves_rescue.items()))})")
     if probe:
         plain = np.asarray([a for a, _ in probe])
         named = np.asarray([b for _, b in probe])

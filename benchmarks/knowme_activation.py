@@ -139,9 +139,9 @@ def main() -> None:
         f"p95 {1000 * lat[int(0.95 * (len(lat) - 1))]:.0f} ms over {len(lat)} questions\n"
     )
     print(
-        "| task | questions | routed L / M / R | items: leaves | mids | roots | evidence recall |"
+        "| task | questions | routed L / M / R | items: leaves | mids | roots | questions reaching a root | evidence recall |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for task in sorted(n_q):
         tot = sum(shares[task].values()) or 1
         r = routes[task]

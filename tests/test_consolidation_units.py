@@ -21,7 +21,8 @@ from personatree.consolidate.distance import (
 )
 from personatree.consolidate.mids import choose_mid_type, cohesion, evidence_logit, mid_id
 from personatree.consolidate.promote import Criteria, choose_root_type, group_by_similarity, promotable, root_psi
-from personatree.consolidate.bounds import is_stale, merged_logit, trim_split
+from personatree.consolidate.bounds import delete_stale_orphans, is_stale, merged_logit, trim_split
+from personatree.graph import MemoryGraph
 from personatree.types import Level, Node
 
 from .conftest import T0
@@ -172,3 +173,20 @@ def test_knn_labels_match_hdbscans_public_sparse_path() -> None:
     ours = _labels_from_graph(graph, params)
     public = _hdbscan(graph, params, 1)
     assert adjusted_rand_score(ours, public) == 1.0 and ((ours < 0) == (public < 0)).all()
+
+
+def test_orphans_age_on_the_users_activity_not_the_wall_clock() -> None:
+    def leaf(i: int, day: int) -> Node:
+        t = T0 + timedelta(days=day)
+        return Node(f"l{i}", "u", Level.LEAF, "event", f"x{i}", {}, t, t, 0.0)
+
+    # A user silent for three years keeps everything: nothing could have corroborated it.
+    g = MemoryGraph("u")
+    for i, day in enumerate((0, 10, 20)):
+        g.add_node(leaf(i, day))
+    assert delete_stale_orphans(g, T0 + timedelta(days=3 * 365), 365) == []
+    assert len(g) == 3
+    # Once they are active again, an orphan a year older than their latest evidence goes.
+    g.add_node(leaf(3, 3 * 365))
+    gone = delete_stale_orphans(g, T0 + timedelta(days=3 * 365), 365)
+    assert [d.node_id for d in gone] == ["l0", "l1", "l2"] and len(g) == 1

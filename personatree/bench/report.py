@@ -69,18 +69,18 @@ def markdown(result: BenchResult) -> str:
         for c in s.get("budget", {}).get(hb, {}).get("categories", {}):
             if c not in cats:
                 cats.append(c)
-    if cats:
+    for b in result.budgets if cats else []:
         lines.append("")
-        lines.append(f"#### {metric} per category @{hb} tokens (n scored in brackets)")
+        lines.append(f"#### {metric} per category @{b} tokens (n scored in brackets)")
         lines.append("")
-        sample = next(iter(result.summary.values()))["budget"][hb]["categories"]
+        sample = next(iter(result.summary.values()))["budget"][b]["categories"]
         head = ["system"] + [
             f"{c} {labels.get(c, '')}".strip() + f" [{sample.get(c, {}).get('scored', 0)}]" for c in cats
         ] + ["adversarial (separate)"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] * len(head)) + "|")
         for system in result.systems:
-            e = result.summary.get(system, {}).get("budget", {}).get(hb, {})
+            e = result.summary.get(system, {}).get("budget", {}).get(b, {})
             row = [system] + [_f(e.get("categories", {}).get(c, {}).get(metric)) for c in cats]
             row.append(_f(e.get("adversarial", {}).get(metric)))
             lines.append("| " + " | ".join(row) + " |")
@@ -129,6 +129,7 @@ def plot_recall(result: BenchResult, path: str | Path) -> Path:
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=system)
     ax.set_xscale("log")
+    ax.minorticks_off()  # only the budgets themselves are labelled
     ax.set_xticks(result.budgets)
     ax.set_xticklabels([str(b) for b in result.budgets])
     ax.set_xlabel("context budget (tokens)")

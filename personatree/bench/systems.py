@@ -615,8 +615,9 @@ class PersonaTreeSystem:
         """The first ``k`` distinct turns of the recall's items ranked by the packer's utility.
 
         The rendered order groups nodes by support path, not by rank, so items are
-        re-ordered by ``utility`` (then ``relevance``) first. The recall at the largest
-        budget already asked for this question is reused (at least ``topk_budget``).
+        re-ordered by their query ``relevance`` (then the packer's ``utility``) first,
+        as the baselines rank turns by relevance. The recall at the largest budget
+        already asked for this question is reused (at least ``topk_budget``).
         """
         key = (conv_id, query)
         if self._largest is not None and self._largest[0] == key and self._largest[1] >= self.topk_budget:
@@ -624,9 +625,9 @@ class PersonaTreeSystem:
         else:
             rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels)
         items = list(getattr(rec, "items", ()) or ())
-        if items and hasattr(items[0], "utility"):
-            order = sorted(range(len(items)), key=lambda i: (-float(items[i].utility),
-                                                             -float(getattr(items[i], "relevance", 0.0)), i))
+        if items and hasattr(items[0], "relevance"):
+            order = sorted(range(len(items)), key=lambda i: (-float(items[i].relevance),
+                                                             -float(getattr(items[i], "utility", 0.0)), i))
             items = [items[i] for i in order]
         return self.engine.turns_of(conv_id, _Ranked(tuple(items)))[:k]
 

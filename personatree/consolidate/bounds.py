@@ -28,7 +28,7 @@ from .mids import evidence_span, merge_span, unit
 from .plan import Deletion, Merge, Prune, Trim
 
 __all__ = [
-    "is_stale", "trim_split", "merged_logit", "prune_roots", "delete_stale_orphans",
+    "is_stale", "trim_split", "merged_logit", "prune_roots", "activity_time", "delete_stale_orphans",
     "trim_mids", "merge_mids", "mid_span",
 ]
 
@@ -80,13 +80,28 @@ def prune_roots(graph: MemoryGraph, registry: SchemaRegistry, now: datetime, the
     return out
 
 
+def activity_time(graph: MemoryGraph, now: datetime) -> datetime:
+    """The clock orphans age on: the user's latest evidence, or ``now`` if earlier.
+
+    Orphans age with the user's own activity, not the wall clock: a user who comes
+    back after a year away has not had a year in which their orphans could have been
+    corroborated, so nothing of theirs goes stale while they are silent.
+    """
+    latest = max((n.t_last for n in graph.nodes(Level.LEAF)), default=now)
+    return min(now, latest)
+
+
 def delete_stale_orphans(graph: MemoryGraph, now: datetime, t_orphan_days: float) -> list[Deletion]:
-    """Delete orphan leaves older than ``t_orphan_days`` (the observation log keeps them)."""
+    """Delete orphan leaves older than ``t_orphan_days`` (the observation log keeps them).
+
+    Age is measured against :func:`activity_time`, not ``now``.
+    """
+    ref = activity_time(graph, now)
     out: list[Deletion] = []
     for leaf in sorted(graph.orphans(Level.LEAF), key=lambda n: n.id):
-        if is_stale(leaf.t_last, now, t_orphan_days):
+        if is_stale(leaf.t_last, ref, t_orphan_days):
             graph.remove_node(leaf.id)
-            out.append(Deletion(leaf.id, days_between(leaf.t_last, now)))
+            out.append(Deletion(leaf.id, days_between(leaf.t_last, ref)))
     return out
 
 

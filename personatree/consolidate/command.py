@@ -1,7 +1,7 @@
 """Command line for consolidation: ``personatree consolidate`` and the job script.
 
-``register(app)`` adds ``consolidate USER [--dry-run] [--json] [--store PATH]`` and
-``consolidate --all`` to the main Typer app; :func:`job_main` is the entry point of
+``register(app)`` adds ``consolidate USER [--dry-run|--apply] [--json] [--store PATH]``
+and ``consolidate --all`` to the main Typer app (a dry run unless ``--apply``); :func:`job_main` is the entry point of
 ``consolidation/run_job.py`` (and of ``python -m personatree.consolidate.command``).
 """
 
@@ -65,7 +65,11 @@ def register(app: typer.Typer) -> None:
     def consolidate(
         user: Optional[str] = typer.Argument(None, help="The user to consolidate (or --all)."),
         all_users: bool = typer.Option(False, "--all", help="Every user changed since the last run."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan without applying it."),
+        # Dry run unless asked: a pass deletes orphans and rewrites claims, so a person at
+        # a terminal sees the plan first. The scheduled job script applies by default.
+        dry_run: bool = typer.Option(
+            True, "--dry-run/--apply", help="Print the plan only (default), or apply it."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
         store: str = typer.Option("personatree.db", "--store", "-s", envvar="PERSONATREE_STORE",
                                   help="SQLite file or store URL (env PERSONATREE_STORE)."),
@@ -102,7 +106,7 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(plan.to_json(indent=2) + "\n")
         else:
             Console().print(plan.describe(), highlight=False, markup=False)
-            Console().print("(dry run: nothing applied)" if dry_run else
+            Console().print("(dry run: nothing applied; --apply applies it)" if dry_run else
                             "applied" if not plan.is_empty() else "nothing to apply")
 
 

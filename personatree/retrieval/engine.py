@@ -61,8 +61,10 @@ def _confidence(state: RetrievalState, registry: Any, node: Node, now: datetime)
     return sigmoid(prior + (node.logit - prior) * 2.0 ** (-dt / half))
 
 
-def _line(state: RetrievalState, node: Node, conf: float, counter: Any) -> tuple[str, int, int]:
-    """(line, tokens on its own, tokens nested) for a node, cached per line inputs."""
+def _line(
+    state: RetrievalState, node: Node, conf: float, counter: Any
+) -> tuple[str, int, int, str]:
+    """(line, tokens on its own, tokens nested, date) for a node, cached per line inputs."""
     key = (
         node.id,
         round(conf, 2),
@@ -76,13 +78,13 @@ def _line(state: RetrievalState, node: Node, conf: float, counter: Any) -> tuple
     hit = state.line_cache.get(key)
     if hit is None:
         line = node_line(node, conf)
-        # Measured in place: "- " usually merges into the first word's token and the
-        # newline costs one, so a line costs its bulleted count + 1; nested, a leaf
-        # also carries its date inline.
-        own = counter.count(f"- {line}") + 1
-        inline = f"{leaf_date(node)} {line}" if node.level is Level.LEAF else line
-        nested = counter.count(f"  - {inline}") + 1
-        hit = state.line_cache[key] = (line, own, nested)
+        # Counted with the newline that follows it in the text, because tokenizers
+        # often merge a final "." with "\n"; nested, a leaf carries its date inline.
+        date = leaf_date(node)
+        own = counter.count(f"- {line}\n")
+        inline = f"{date} {line}" if node.level is Level.LEAF else line
+        nested = counter.count(f"  - {inline}\n")
+        hit = state.line_cache[key] = (line, own, nested, date)
     return hit
 
 
@@ -178,13 +180,13 @@ def recall_state(
         c = conf.get(n.id)
         if c is None:
             c = conf[n.id] = _confidence(state, registry, n, now)
-        line, own, nested = _line(state, n, c, counter)
+        line, own, nested, date = _line(state, n, c, counter)
         lines[n.id] = line
         wanted = relevance(n) * fit[n.level]
         rely = 0.5 + 0.5 * c  # a verbatim leaf at prior confidence still counts as evidence
         as_support = max(wanted, cfg.child_floor * parent_wanted)
         wanted_of[n.id] = max(wanted_of.get(n.id, 0.0), as_support)
-        groups = ("claims",) if n.level is not Level.LEAF else ("evidence", leaf_date(n))
+        groups = ("claims",) if n.level is not Level.LEAF else ("evidence", date)
         return Option(n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups)
 
     def expand(parent: str) -> list[Option]:
@@ -234,12 +236,13 @@ def recall_state(
 
     result, taken, lay, text, tokens = run(budget)
     estimated = sum(s.tokens for s in taken)
-    if taken and result.left_out and tokens < 0.97 * budget and estimated > 0:
-        # Line costs are estimated one line at a time; in the joined text a line's
-        # newline often merges with its last token, so the estimate runs a few percent
-        # high. Repack once with the budget scaled by the measured ratio (the drop-last
-        # loop above still guarantees the real budget).
-        again = run(int(budget * estimated / max(tokens, 1)))
+    scaled = int(budget * estimated / max(tokens, 1))
+    if taken and any(s.tokens <= scaled - estimated for s in result.left_out):
+        # Line costs are estimated one line at a time and run a little high in the
+        # joined text (headers and merges at line joins). When the measured slack
+        # would fit a step that was left out, repack once with the budget scaled by
+        # the measured ratio (the drop-last loop above still guarantees the budget).
+        again = run(scaled)
         if again[4] > tokens:
             result, taken, lay, text, tokens = again
     why = {n: s for s in taken for n in s.node_ids}

@@ -132,6 +132,13 @@ def pack(
 
     def utility(ids: Sequence[str], kind: str) -> tuple[float, int]:
         nested = kind == "expand"
+        if len(ids) == 1:  # most steps: skip the set arithmetic
+            o = options[ids[0]]
+            if nested:
+                t = o.cost(True)
+                return o.child_value - lam * t, t
+            t = o.tokens + sum(headers.get(g, 0) for g in o.groups if g not in opened)
+            return o.value - lam * t, t
         v = sum(options[i].child_value if nested else options[i].value for i in ids)
         t = sum(options[i].cost(nested) for i in ids)
         if not nested:
@@ -142,11 +149,13 @@ def pack(
     def push(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
         nonlocal counter
         u, _ = utility(ids, kind)
+        rank = options[ids[0]].rank if len(ids) == 1 else max(options[i].rank for i in ids)
         # Among equal utilities, shallower views (higher rank) come first.
-        heapq.heappush(heap, (-u, -max(options[i].rank for i in ids), counter, ids, kind, parent))
+        heapq.heappush(heap, (-u, -rank, counter, ids, kind, parent))
         counter += 1
 
     def kids_of(parent: str) -> Sequence[str]:
+        nonlocal cheapest
         if not callable(children):
             return children.get(parent, ())
         if parent not in asked:
@@ -155,6 +164,7 @@ def pack(
                 old = options.get(o.node_id)
                 if old is None:
                     options[o.node_id] = o
+                    cheapest = min(cheapest, o.tokens, o.cost(True))
                 elif o.child_value > old.child_value:
                     options[o.node_id] = Option(
                         old.node_id,
@@ -179,7 +189,12 @@ def pack(
     taken: list[Step] = []
     left: list[Step] = []
     room = budget
+    # Once the room left is below every line's cost and enough left-out steps are on
+    # record, nothing more can be taken: stop instead of draining the heap.
+    cheapest = min((min(o.tokens, o.cost(True)) for o in options.values()), default=0)
     while heap:
+        if room < cheapest and len(left) >= max_left_out:
+            break
         neg_u, _, _, ids, kind, parent = heapq.heappop(heap)
         fresh = tuple(i for i in ids if i not in chosen)
         if not fresh:

@@ -78,7 +78,7 @@ class RetrievalState:
     leaf_turn_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     turn_ids: list[str] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)
-    line_cache: dict[Hashable, tuple[str, int]] = field(default_factory=dict)
+    line_cache: dict[Hashable, tuple[str, int, int, str]] = field(default_factory=dict)
     type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
     _sig: dict[str, Hashable] = field(default_factory=dict)
 
