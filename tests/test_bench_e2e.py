@@ -77,6 +77,8 @@ def test_quick_run_scores_every_system(tmp_path: Path, embedder: Any) -> None:
     assert s["adversarial"]["n"] == 1 and s["overall"]["n"] == n_q - 1
     assert result.ingest["personatree"]["seconds"] > 0
     assert result.ingest["personatree"]["seconds"] == result.ingest["personatree-leaves"]["seconds"]
+    assert result.ingest["personatree"]["seconds"] == result.ingest["personatree-tiered"]["seconds"]
+    assert result.recall("personatree-tiered", 400) > result.recall("recency", 40)
     assert result.growth["recency"]["tokens_per_100_turns"] == 0
     assert result.growth["dense"]["tokens_per_100_turns"] > 0
 

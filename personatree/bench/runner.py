@@ -236,6 +236,7 @@ def _growth(name: str, pts: list[tuple[int, int]]) -> dict[str, Any]:
     what = {
         "personatree": "profile block tokens (top claims and patterns kept in every prompt)",
         "personatree-leaves": "profile block tokens (same tree)",
+        "personatree-tiered": "profile block tokens (same tree)",
         "recency": "nothing beyond the budget",
     }.get(name, "raw history tokens (no standing memory; what it must keep in view)")
     return {"tokens_per_100_turns": growth_per_100_turns(pts), "measures": what, "points": len(pts)}

@@ -3,6 +3,9 @@
 - ``personatree``: the full engine through its public API (``observe_many`` per
   session, ``consolidate`` at session boundaries, ``recall`` per question);
 - ``personatree-leaves``: the same tree, recalled with ``levels=["leaf"]`` (ablation);
+- ``personatree-tiered``: the same tree, recalled through the HMO tiers (hot cache →
+  buffer → whole tree); recall counts feed the tiers, and every personatree system
+  of the run bumps them, as every recall of an agent would;
 - ``dense``: flat cosine retrieval over raw turns, packed best first;
 - ``dense+bm25``: dense and BM25 rankings fused by reciprocal rank, packed best first;
 - ``recency``: the most recent turns, truncated to the budget.
@@ -42,7 +45,7 @@ __all__ = [
     "interaction",
 ]
 
-SYSTEMS = ("personatree", "personatree-leaves", "dense", "dense+bm25", "recency")
+SYSTEMS = ("personatree", "personatree-leaves", "personatree-tiered", "dense", "dense+bm25", "recency")
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,12 +468,34 @@ class PersonaTreeEngine:
             return
         self.consolidation_available = True
 
-    def recall(self, conv_id: str, query: str, at: datetime | None, budget: int, levels: Sequence[str] | None) -> tuple[Any, float]:
-        """Call ``tree.recall`` at the question's time; return the Recall and the seconds."""
+    def recall(
+        self,
+        conv_id: str,
+        query: str,
+        at: datetime | None,
+        budget: int,
+        levels: Sequence[str] | None,
+        tiered: bool = False,
+    ) -> tuple[Any, float]:
+        """Recall at the question's time; return the Recall and the seconds.
+
+        ``tiered`` searches through the HMO tiers (T1 → T2 → T3) with the default
+        :class:`~personatree.tiering.config.TieringConfig`, whatever the tree's config
+        says, so both modes run on one ingested tree.
+        """
         if at is not None:
             self.clock.set(at)
         t0 = time.perf_counter()
-        rec = self.tree.recall(conv_id, query, budget=budget, levels=levels)
+        if tiered:
+            from ..tiering.config import TieringConfig
+            from ..tiering.search import tiered_recall
+            from ..types import Level
+
+            lv = [Level(x) for x in levels] if levels else None
+            rec = tiered_recall(self.tree, conv_id, query, budget=budget, levels=lv,
+                                config=TieringConfig(tiers=True)).recall
+        else:
+            rec = self.tree.recall(conv_id, query, budget=budget, levels=levels)
         return rec, time.perf_counter() - t0
 
     def turns_of(self, conv_id: str, rec: Any) -> list[str]:
@@ -590,18 +615,20 @@ class PersonaTreeSystem:
     """
 
     def __init__(self, engine: PersonaTreeEngine, name: str = "personatree",
-                 levels: Sequence[str] | None = None, topk_budget: int = 2000) -> None:
+                 levels: Sequence[str] | None = None, topk_budget: int = 2000,
+                 tiered: bool = False) -> None:
         self.engine = engine
         self.name = name
         self.levels = list(levels) if levels is not None else None
         self.topk_budget = topk_budget
+        self.tiered = tiered
         self._largest: tuple[tuple[str, str], int, Any] | None = None
 
     def ingest(self, conv_id: str, turns: Sequence[Turn]) -> float:
         return self.engine.ingest(conv_id, turns)
 
     def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
-        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels)
+        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels, self.tiered)
         key = (conv_id, query)
         if self._largest is None or self._largest[0] != key or self._largest[1] < budget:
             self._largest = (key, budget, rec)
@@ -623,7 +650,7 @@ class PersonaTreeSystem:
         if self._largest is not None and self._largest[0] == key and self._largest[1] >= self.topk_budget:
             rec = self._largest[2]
         else:
-            rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels)
+            rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels, self.tiered)
         items = list(getattr(rec, "items", ()) or ())
         if items and hasattr(items[0], "relevance"):
             order = sorted(range(len(items)), key=lambda i: (-float(items[i].relevance),
@@ -685,7 +712,7 @@ def build_systems(
             if engine is None:
                 engine = PersonaTreeEngine(embedder, counter, **(engine_options or {}))
             levels = ["leaf"] if name == "personatree-leaves" else None
-            out.append(PersonaTreeSystem(engine, name, levels))
+            out.append(PersonaTreeSystem(engine, name, levels, tiered=name == "personatree-tiered"))
         elif name == "dense":
             out.append(DenseSystem(index))
         elif name == "dense+bm25":
