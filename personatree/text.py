@@ -2,7 +2,9 @@
 
 Everything here is a pure function of its input (no models, no downloads, no global
 state beyond precompiled regexes, fixed word lists and a memo cache for lemmas), so
-the offline judge stays deterministic and cheap on the ingestion hot path.
+the offline judge stays deterministic and cheap on the ingestion hot path. The word
+lists and phrase patterns live in :mod:`personatree.lexicons`; this module keeps the
+functions and the structural regexes (sentence ends, tokens, entities, times).
 
 The pieces:
 
@@ -26,6 +28,37 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+
+# The vocabulary lives in .lexicons; the private aliases keep the names this module
+# has always had, so code and tests importing them from here keep working.
+from .lexicons import ADVERBS as _ADVERBS
+from .lexicons import AFFECT_NEG as _AFFECT_NEG
+from .lexicons import AFFECT_POS as _AFFECT_POS
+from .lexicons import CESSATION_CANCEL_RE as _CESSATION_CANCEL_RE
+from .lexicons import CESSATION_RE as _CESSATION_RE
+from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
+from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
+from .lexicons import FILLERS as _FILLERS
+from .lexicons import FIRST_PERSON as _FIRST_PERSON
+from .lexicons import INTENSIFIERS as _INTENSIFIERS
+from .lexicons import IRREGULAR_3SG as _IRREGULAR_3SG
+from .lexicons import LEADING_FILLER_RE as _LEADING_FILLER_RE
+from .lexicons import LIGHT_VERBS as _LIGHT_VERBS  # noqa: F401  (kept importable)
+from .lexicons import LIKE_FORMS as _LIKE_FORMS
+from .lexicons import LIKE_SUBJECTS as _LIKE_SUBJECTS
+from .lexicons import NEG_EXEMPT as _NEG_EXEMPT
+from .lexicons import NEGATORS as _NEGATORS
+from .lexicons import NO_SPLIT_ABBR as _NO_SPLIT_ABBR
+from .lexicons import PAST_IRREGULAR as _PAST_IRREGULAR
+from .lexicons import POSITIVE_NEGATED as _POSITIVE_NEGATED
+from .lexicons import PRED_ADJ as _PRED_ADJ  # noqa: F401  (kept importable)
+from .lexicons import PRONOUN_CAPS as _PRONOUN_CAPS
+from .lexicons import SECOND_PERSON as _SECOND_PERSON
+from .lexicons import STANCE_NEG as _STANCE_NEG
+from .lexicons import STANCE_POS as _STANCE_POS
+from .lexicons import STOPWORDS
+from .lexicons import TIME_WORDS as _TIME_WORDS
+from .lexicons import TOPIC_SKIP as _TOPIC_SKIP
 
 __all__ = [
     "Stance",
@@ -72,12 +105,6 @@ _END_RE = re.compile(
 )
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,3}[.)])\s+")
 
-# Abbreviations after which a period never ends a sentence (titles and Latin forms
-# are nearly always followed by more of the same sentence).
-_NO_SPLIT_ABBR = frozenset(
-    """dr mr mrs ms mx prof sr jr st mt ft rev gen col capt lt sgt vs v e.g eg i.e ie
-    cf no nos fig approx ca al dept est vol pp""".split()
-)
 _LETTER_RE = re.compile(r"[A-Za-z\u00C0-\u024F]")
 
 
@@ -213,6 +240,8 @@ def chunk_text(sentence: str, max_chars: int = 600) -> list[str]:
 
 _APOS_TABLE = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)*")
+# The same words with the apostrophe as a separator ("can't" -> "can", "t").
+_SPLIT_TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
 def normalize(text: str) -> str:
@@ -229,18 +258,24 @@ def normalize(text: str) -> str:
     return text.translate(_APOS_TABLE).lower()
 
 
-def tokenize(text: str) -> list[str]:
+def tokenize(text: str, *, contractions: bool = True) -> list[str]:
     """Lower-case word tokens, keeping contractions whole ("can't", "i'm").
 
     Parameters
     ----------
     text : str
+    contractions : bool
+        Keep contractions and possessives as one token ("can't", "anna's"). With
+        ``False`` the apostrophe separates words ("can", "t"; "anna", "s"): the
+        tokens the BM25 baselines (:func:`personatree.bench.packing.lexical_tokens`)
+        index.
 
     Returns
     -------
     list of str
     """
-    return _TOKEN_RE.findall(normalize(text))
+    pattern = _TOKEN_RE if contractions else _SPLIT_TOKEN_RE
+    return pattern.findall(normalize(text))
 
 
 _KEEP_S = ("ss", "us", "is", "os", "as")
@@ -284,156 +319,6 @@ def lemma(word: str) -> str:
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]
     return w
-
-
-# --------------------------------------------------------------------------------------
-# Word lists
-# --------------------------------------------------------------------------------------
-
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or but if so as of at by for with about against between into through
-    during before after above below to from up down in out on off over under again further
-    then once here there when where why how all any both each few more most other some such
-    nor only own same than too very s t can will just don should now this that these those
-    is are was were be been being have has had having do does did doing would could might
-    must shall may it its it's itself he him his himself she her hers herself they them their
-    theirs themselves what which who whom whose i me my mine myself we us our ours ourselves
-    you your yours yourself yourselves i'm i've i'd i'll we're we've we'd we'll you're you've
-    you'd you'll he's she's they're they've that's what's there's here's who's let's it'll
-    that'll there'll also even still just really quite pretty much many lot lots bit kind sort
-    thing things stuff something anything everything nothing someone anyone everyone one ones
-    like yeah yes no not gonna wanna gotta got get gets getting u ur im ive id dont cant isn't
-    aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't haven't
-    hasn't hadn't via per etc way ways well oh ah cause 'cause because since while""".split()
-)
-
-_FIRST_PERSON = frozenset(
-    "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
-)
-_SECOND_PERSON = frozenset(
-    "you your yours yourself yourselves you're you've you'd you'll u ur ya".split()
-)
-
-# Reactions, greetings and politeness: words that carry no information about the
-# speaker's life on their own ("Wow, that's so cool!").
-_FILLERS = frozenset(
-    """hey hi hello hiya heya yo howdy thanks thank thx ty lol lmao haha hahaha hehe wow omg
-    ok okay k yep yup nope sure cool great awesome nice good glad amazing sweet fun
-    interesting see talk soon later bye goodbye congrats congratulations agree totally
-    absolutely definitely indeed exactly right true sounds sound sounded wonderful fantastic
-    brilliant aw aww hmm um uh anyway anyways welcome pleasure luck wish wishes cheers
-    incredible impressive lovely beautiful happy hear heard guess suppose mean tbh btw
-    whoa yay hooray gosh jeez wonder guts look looks looked seem seems seemed must've idea
-    pic pics photo photos picture pictures""".split()
-)
-
-# Greeting and politeness phrases removed before counting content words.
-_FILLER_PHRASE_RE = re.compile(
-    r"\b(?:take care|talk (?:to you )?soon|see (?:you|ya)(?: (?:soon|later|around))?|"
-    r"by the way|good to (?:see|hear from) you|nice to (?:see|meet) you|how are you|"
-    r"how have you been|how's it going|what's up|take a look|check (?:it|this) out|"
-    r"no worries|my pleasure|you're welcome|good luck|best of luck|have fun|"
-    r"great job|good job|well done|nice work|keep it up|thanks? (?:so much|a lot)|"
-    r"of course|for sure|i know right|me too|same here|i agree|i hope so|i think so|"
-    r"that's (?:so |really |very )?(?:great|cool|awesome|amazing|nice|sweet|wonderful)|"
-    r"i'm (?:so )?(?:glad|happy) (?:to hear|for you))\b"
-)
-
-_INTENSIFIERS = frozenset(
-    """really very so too quite pretty super totally absolutely just still even always usually
-    often sometimes never ever actually definitely kinda sorta lot lots much more most less
-    bit little all some truly honestly seriously literally basically probably maybe perhaps
-    especially mostly almost already again""".split()
-)
-
-# High-frequency verbs that rarely name the topic of a sentence.
-_LIGHT_VERBS = frozenset(
-    """go goes going went gone get gets got getting gotten have has had having do does did
-    doing done make makes made making take takes took taken taking be been being am is are
-    was were feel feels felt feeling think thinks thought thinking want wants wanted wanting
-    need needs needed try tries tried trying keep keeps kept start starts started starting
-    come comes came coming know knew known say says said tell told see saw seen look looks
-    looked looking seem seems seemed let put gonna wanna gotta use using give gave find found
-    help helped helps plan plans planned planning hope hoped hoping decided decide able""".split()
-)
-
-_TIME_WORDS = frozenset(
-    """yesterday today tonight tomorrow last next week weeks weekend weekends month months year
-    years day days morning mornings night nights evening afternoon ago recently lately time
-    times every each monday tuesday wednesday thursday friday saturday sunday january february
-    march april june july august september october november december summer winter spring
-    autumn fall currently now nowadays soon earlier later once twice hour hours minute minutes
-    daily weekly monthly yearly""".split()
-)
-
-# Predicate adjectives that govern the real topic through a preposition
-# ("allergic to peanuts", "keen on counseling").
-_PRED_ADJ = frozenset(
-    """allergic afraid scared keen interested fond proud tired sick addicted good bad great
-    used close excited nervous worried passionate busy thankful grateful""".split()
-)
-
-# Stance verbs and nouns: an explicit like/dislike of something.
-_STANCE_POS = frozenset(
-    """love loves loved loving adore adores adored enjoy enjoys enjoyed enjoying prefer prefers
-    preferred favorite favourite favorites favourites fan fans passionate obsessed fond keen
-    appreciate appreciates appreciated""".split()
-)
-_STANCE_NEG = frozenset(
-    """hate hates hated hating dislike dislikes disliked detest detests loathe loathes despise
-    despises""".split()
-)
-# "like" is also a preposition ("feels like"); it is a stance verb only after these.
-_LIKE_SUBJECTS = frozenset(
-    """i we they really also do don't didn't doesn't dont didnt still totally actually always
-    kinda definitely genuinely truly to would i'd we'd just honestly""".split()
-)
-_LIKE_FORMS = frozenset("like likes liked".split())
-
-_AFFECT_POS = frozenset(
-    """happy glad excited exciting proud great amazing awesome wonderful fantastic fun
-    enjoyable beautiful inspiring inspired grateful thankful relaxed relaxing calm calming
-    peaceful good better best thrilled blessed lucky joy joyful nice cool powerful accepted
-    supportive helpful delighted pleased content satisfied comfortable confident healthy
-    fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
-    lovely stoked pumped motivated energized hopeful free relief""".split()
-)
-_AFFECT_NEG = frozenset(
-    """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
-    afraid frustrated frustrating annoyed annoying tired exhausted lonely bored boring awful
-    terrible horrible bad worse worst painful pain hurt hurts sick ill injury injured sore
-    miserable depressed depressing difficult tough struggling struggle struggled
-    disappointed disappointing overwhelmed swamped fear scary broke heartbroken grief
-    crying cried rough exhausting drained burnt burned sucks hated""".split()
-)
-
-_NEGATORS = frozenset(
-    """not no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't haven't
-    hasn't hadn't wouldn't shouldn't couldn't nor neither nobody none nothing dont doesnt didnt
-    cant wont isnt arent wasnt werent havent hasnt wouldnt shouldnt couldnt ain't""".split()
-)
-# Negations of these verbs say nothing about the topic ("I don't know", "can't wait").
-_NEG_EXEMPT = frozenset(
-    """know think wait believe mind worry forget sure only doubt just mean matter remember
-    lie kidding help""".split()
-)
-# "can't wait" is eager anticipation: positive.
-_POSITIVE_NEGATED = frozenset({"wait"})
-_NEG_WINDOW = 3
-
-# Cessation: the speaker no longer does / holds what a pattern says. The fixed-width
-# lookbehinds keep "got used to it" / "I'm used to" from counting.
-_CESSATION_RE = re.compile(
-    r"\b(?:stopped|quit|quitting|quits|gave up|give up|given up|giving up|no longer|"
-    r"not anymore|anymore|any more|(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )"
-    r"(?<!getting )used to|lost interest|lose interest|grew out of|grown out of|"
-    r"got tired of|sick of|fed up|over it)\b"
-)
-# A negator right before a cessation verb cancels it ("I never stopped", "can't quit").
-_CESSATION_CANCEL_RE = re.compile(
-    r"(?:\b(?:not|never|don't|didn't|can't|cannot|won't|couldn't|wouldn't|dont|didnt|cant|wont)"
-    r"\s+(?:\w+\s+)?)$"
-)
 
 
 # --------------------------------------------------------------------------------------
@@ -616,6 +501,10 @@ def _cessation_state(low: str) -> tuple[bool, bool]:
     return False, cancelled
 
 
+# How many tokens before a stance or affect word a negator still flips it.
+_NEG_WINDOW = 3
+
+
 def _sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
@@ -708,12 +597,6 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     return Stance(polarity, stance, affect, negated, free_neg, cessation)
 
 
-_CESSATION_TRIGGERS = frozenset(
-    """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
-    grown tired sick fed over""".split()
-)
-
-
 def _maybe_cessation(tokens: list[str]) -> bool:
     # Cheap pre-check so the cessation regex only runs when a trigger word occurs.
     return not _CESSATION_TRIGGERS.isdisjoint(tokens)
@@ -785,7 +668,6 @@ _ENTITY_RE = re.compile(
     r"|(?<![\w.])\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|%)?(?![\w])"
 )
 _POSSESSIVE_RE = re.compile(r"'s$|'$")
-_PRONOUN_CAPS = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
 
 
 def find_entities(text: str) -> list[str]:
@@ -844,25 +726,6 @@ def find_entities(text: str) -> list[str]:
 # --------------------------------------------------------------------------------------
 # Topic
 # --------------------------------------------------------------------------------------
-
-_TOPIC_SKIP = (
-    STOPWORDS
-    | _FILLERS
-    | _INTENSIFIERS
-    | _LIGHT_VERBS
-    | _TIME_WORDS
-    | _PRED_ADJ
-    | _STANCE_POS
-    | _STANCE_NEG
-    | _AFFECT_POS
-    | _AFFECT_NEG
-    | _NEGATORS
-    | _FIRST_PERSON
-    | _SECOND_PERSON
-    | _CESSATION_TRIGGERS
-    | _LIKE_FORMS
-    | frozenset("stand stop used anymore longer ago".split())
-)
 
 
 def key_topic(tokens: list[str], max_words: int = 3) -> str:
@@ -927,26 +790,7 @@ def content_lemmas(tokens: list[str]) -> frozenset[str]:
 # --------------------------------------------------------------------------------------
 
 _SUFFIX_RE = re.compile(r"\s*\(\d+ mentions?(?:,[^)]*)?\)\s*$")
-_LEADING_FILLER_RE = re.compile(
-    r"^(?:(?:well|so|yeah|yes|oh|honestly|actually|anyway|and|but|also|haha|lol|ok|okay|"
-    r"you know|to be honest|tbh|btw|by the way)\b[,!.]?\s+)+",
-    re.IGNORECASE,
-)
 _TRAILING_PUNCT_RE = re.compile(rf"[\s.!?,;:\u2026{_EMOJI_CLASS}]+$")
-_IRREGULAR_3SG = {
-    "have": "has", "do": "does", "go": "goes", "am": "is", "be": "is", "don't": "doesn't",
-    "dont": "doesn't", "haven't": "hasn't", "can": "can", "can't": "can't", "will": "will",
-    "won't": "won't", "would": "would", "could": "could", "should": "should", "might": "might",
-    "must": "must", "was": "was", "wasn't": "wasn't", "did": "did", "didn't": "didn't",
-    "had": "had", "may": "may", "cannot": "cannot", "wouldn't": "wouldn't", "couldn't": "couldn't",
-    "need": "needs", "used": "used",
-}
-_ADVERBS = frozenset(
-    """really usually always often never also still just absolutely totally truly sometimes
-    rarely actually definitely mostly generally normally typically honestly seriously
-    recently finally already currently kinda basically even only mainly simply
-    especially particularly genuinely barely hardly occasionally""".split()
-)
 _OBJECT_PRONOUNS = (
     (re.compile(r"\bmy\b", re.IGNORECASE), "their"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "themself"),
@@ -981,14 +825,6 @@ def _third_person(verb: str) -> str:
     if len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
-
-
-_PAST_IRREGULAR = frozenset(
-    """went was were had did got made saw took ran came gave found felt thought told said
-    bought brought caught taught left met paid sent spent stood understood won wrote read
-    began drank drove ate fell flew forgot grew heard hid kept knew led lost meant put quit
-    rode rang rose sang sat slept spoke swam threw wore became built chose""".split()
-)
 
 
 def strip_summary_suffix(text: str) -> str:

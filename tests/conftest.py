@@ -1,10 +1,10 @@
-"""Shared fixtures: the real packaged embedder (loaded once), the shipped registry,
-and a scripted judge for tests that need exact validator answers."""
+"""Shared fixtures: the real packaged embedder (loaded once), the shipped registry, the
+real offline judge (one per module), and a scripted judge for tests that need exact
+validator answers. Plain helpers (``T0``, ``open_tree``, ``seed_mid``) are in helpers.py."""
 
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -14,6 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from personatree.embedders import HashingEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from personatree.judge import OfflineJudge  # noqa: E402
 from personatree.schema import SchemaRegistry  # noqa: E402
 from personatree.types import (  # noqa: E402
     LeafDraft,
@@ -26,7 +27,8 @@ from personatree.types import (  # noqa: E402
     Verdict,
 )
 
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+from .helpers import T0, Parts  # noqa: E402, F401  (T0 re-exported: tests import it from here)
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
@@ -46,6 +48,15 @@ def hashing() -> HashingEmbedder:
 def registry() -> SchemaRegistry:
     """The shipped schema registry."""
     return SchemaRegistry.load()
+
+
+@pytest.fixture(scope="module")
+def parts(embedder: SentenceTransformerEmbedder, registry: SchemaRegistry) -> Parts:
+    """The real embedder, registry and offline judge, for :func:`helpers.open_tree`.
+
+    Module-scoped: building the offline judge costs about 2 s, so a module shares one.
+    """
+    return Parts(embedder, registry, OfflineJudge(embedder, registry))
 
 
 class ScriptedJudge:

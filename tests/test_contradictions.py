@@ -10,7 +10,6 @@ every mix of support and conflict.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,47 +20,19 @@ from hypothesis import strategies as st
 
 from personatree import FixedClock, PersonaTree
 from personatree.config import PersonaTreeConfig
-from personatree.judge import OfflineJudge
-from personatree.ports import ChangeSet
 from personatree.schema import SchemaRegistry
-from personatree.store import MemoryStore, open_store
-from personatree.types import EdgeKind, Level, Node
+from personatree.store import MemoryStore
+from personatree.types import EdgeKind, Level
 
-from .conftest import T0, ScriptedJudge
+from .conftest import ScriptedJudge
+from .helpers import T0, Parts, open_tree, seed_mid
 
 NOW = T0 + timedelta(days=30)
 
 
-@dataclass(frozen=True)
-class Parts:
-    """The real embedder, registry and offline judge, built once per module."""
-
-    embedder: Any
-    registry: SchemaRegistry
-    judge: OfflineJudge
-
-
-@pytest.fixture(scope="module")
-def parts(embedder: Any, registry: SchemaRegistry) -> Parts:
-    return Parts(embedder, registry, OfflineJudge(embedder, registry))
-
-
-def seed_mid(tree: PersonaTree, user_id: str, node_id: str, text: str, schema_type: str = "preference") -> None:
-    """Commit a mid (what consolidation would create) so leaves can support or contradict it."""
-    vec = tree.embedder.embed([text])[0]
-
-    def work(graph: Any) -> tuple[ChangeSet, None]:
-        node = Node(node_id, user_id, Level.MID, schema_type, text, {}, T0, T0, 0.4, 1, 0, vec)
-        graph.add_node(node)
-        return ChangeSet(user_id, upsert_nodes=[node]), None
-
-    tree._transact(user_id, work)
-
-
 @pytest.fixture()
 def tree(tmp_path: Path, parts: Parts) -> PersonaTree:
-    t = PersonaTree(open_store(str(tmp_path / "c.db")), config=PersonaTreeConfig(), registry=parts.registry,
-                    embedder=parts.embedder, judge=parts.judge, clock=FixedClock(NOW))
+    t = open_tree(tmp_path / "c.db", parts, NOW)
     seed_mid(t, "ana", "md_spicy", "Ana loves spicy food")
     yield t
     t.close()

@@ -12,7 +12,6 @@ are seeded by a committed change (standing in for consolidation).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from personatree import FixedClock, PersonaTree
-from personatree.config import PersonaTreeConfig
+from personatree import PersonaTree
 from personatree.errors import StoreError, UnknownNodeError, UnknownUserError
 from personatree.governance import (
     delete_observation,
@@ -32,34 +30,12 @@ from personatree.governance import (
     plan_observation_deletion,
     supports_observation_deletion,
 )
-from personatree.judge import OfflineJudge
 from personatree.ports import ChangeSet
-from personatree.schema import SchemaRegistry
-from personatree.store import open_store
 from personatree.types import Edge, EdgeKind, Level, Node
 
-from .conftest import T0
+from .helpers import T0, Parts, open_tree
 
 NOW = T0 + timedelta(days=30)
-
-
-@dataclass(frozen=True)
-class Parts:
-    """The real embedder, registry and offline judge, built once per module."""
-
-    embedder: Any
-    registry: SchemaRegistry
-    judge: OfflineJudge
-
-
-@pytest.fixture(scope="module")
-def parts(embedder: Any, registry: SchemaRegistry) -> Parts:
-    return Parts(embedder, registry, OfflineJudge(embedder, registry))
-
-
-def _open(path: Path, parts: Parts) -> PersonaTree:
-    return PersonaTree(open_store(str(path)), config=PersonaTreeConfig(), registry=parts.registry,
-                       embedder=parts.embedder, judge=parts.judge, clock=FixedClock(NOW))
 
 
 def seed(tree: PersonaTree, user_id: str) -> None:
@@ -81,7 +57,7 @@ def seed(tree: PersonaTree, user_id: str) -> None:
 
 @pytest.fixture()
 def tree(tmp_path: Path, parts: Parts) -> PersonaTree:
-    t = _open(tmp_path / "del.db", parts)
+    t = open_tree(tmp_path / "del.db", parts, NOW)
     yield t
     t.close()
 
@@ -226,7 +202,7 @@ def test_delete_user_leaves_no_bytes_behind(tree: PersonaTree, how: str) -> None
 
 def test_deleted_user_is_gone_for_other_processes_caches(tmp_path: Path, parts: Parts) -> None:
     # A second PersonaTree (as another app instance would) had the user cached.
-    a, b = _open(tmp_path / "m.db", parts), _open(tmp_path / "m.db", parts)
+    a, b = open_tree(tmp_path / "m.db", parts, NOW), open_tree(tmp_path / "m.db", parts, NOW)
     try:
         a.observe("ana", SUPPORT, at=T0)
         assert b.nodes("ana")

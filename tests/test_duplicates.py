@@ -9,7 +9,6 @@ mid's support count.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,53 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from personatree import FixedClock, PersonaTree
-from personatree.config import PersonaTreeConfig
-from personatree.judge import OfflineJudge
-from personatree.ports import ChangeSet
-from personatree.schema import SchemaRegistry
-from personatree.store import SQLiteStore, open_store
-from personatree.types import Level, Node
+from personatree import PersonaTree
+from personatree.store import SQLiteStore
 
-from .conftest import T0
+from .helpers import T0, Parts, open_tree, seed_mid
 
 NOW = T0 + timedelta(days=10)
 
 
-@dataclass(frozen=True)
-class Parts:
-    """The real embedder, registry and offline judge, built once per module."""
-
-    embedder: Any
-    registry: SchemaRegistry
-    judge: OfflineJudge
-
-
-@pytest.fixture(scope="module")
-def parts(embedder: Any, registry: SchemaRegistry) -> Parts:
-    return Parts(embedder, registry, OfflineJudge(embedder, registry))
-
-
-def _open(path: str | Path, parts: Parts) -> PersonaTree:
-    return PersonaTree(open_store(str(path)), config=PersonaTreeConfig(), registry=parts.registry,
-                       embedder=parts.embedder, judge=parts.judge, clock=FixedClock(NOW))
-
-
-def seed_mid(tree: PersonaTree, user_id: str, node_id: str, text: str, schema_type: str = "preference") -> None:
-    """Commit a mid (what consolidation would create) so new leaves can support it."""
-    vec = tree.embedder.embed([text])[0]
-
-    def work(graph: Any) -> tuple[ChangeSet, None]:
-        node = Node(node_id, user_id, Level.MID, schema_type, text, {}, T0, T0, 0.4, 1, 0, vec)
-        graph.add_node(node)
-        return ChangeSet(user_id, upsert_nodes=[node]), None
-
-    tree._transact(user_id, work)
-
-
 @pytest.fixture()
 def tree(tmp_path: Path, parts: Parts) -> PersonaTree:
-    t = _open(tmp_path / "dup.db", parts)
+    t = open_tree(tmp_path / "dup.db", parts, NOW)
     seed_mid(t, "ana", "md_spicy", "Ana loves spicy food")
     yield t
     t.close()
@@ -137,8 +100,7 @@ class RacingStore(SQLiteStore):
 
 def _race(tmp_path: Path, parts: Parts, racers: int = 3) -> tuple[PersonaTree, list[Any]]:
     store = RacingStore(tmp_path / "race.db", racers)
-    tree = PersonaTree(store, config=PersonaTreeConfig(), registry=parts.registry,
-                       embedder=parts.embedder, judge=parts.judge, clock=FixedClock(NOW))
+    tree = open_tree(store, parts, NOW)
     seed_mid(tree, "ana", "md_spicy", "Ana loves spicy food")
     results: list[Any] = []
 
@@ -186,8 +148,8 @@ def test_any_redelivery_order_gives_the_same_tree(tmp_path: Path, parts: Parts, 
              "My sister Mia lives in Oslo."]
     items = [{"messages": texts[i], "at": T0 + timedelta(hours=i), "session_id": "s1"} for i in range(4)]
     once = list(dict.fromkeys(order))
-    a = _open("memory://", parts)
-    b = _open("memory://", parts)
+    a = open_tree("memory://", parts, NOW)
+    b = open_tree("memory://", parts, NOW)
     try:
         for t in (a, b):
             seed_mid(t, "ana", "md_spicy", "Ana loves spicy food")

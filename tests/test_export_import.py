@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,59 +20,20 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from personatree import FixedClock, PersonaTree, PersonaTreeError
+from personatree import PersonaTree, PersonaTreeError
 from personatree.cli import app
-from personatree.config import PersonaTreeConfig
-from personatree.judge import OfflineJudge
-from personatree.schema import SchemaRegistry
-from personatree.store import open_store
 from personatree.errors import InputError
-from personatree.ports import ChangeSet
 from personatree.portability import export_schema, export_schema_path, import_export, validate_export
-from personatree.types import Level, Node
 
-from .conftest import T0
+from .helpers import T0, Parts, open_tree, seed_mid
 
 NOW = T0 + timedelta(days=60)
-
-
-@dataclass(frozen=True)
-class Parts:
-    """The real embedder, registry and offline judge, built once per module."""
-
-    embedder: Any
-    registry: SchemaRegistry
-    judge: Parts
-
-
-@pytest.fixture(scope="module")
-def judge(embedder: Any, registry: SchemaRegistry) -> Parts:
-    # Building PersonaTree.open's judge and router per test costs ~2 s; share one.
-    return Parts(embedder, registry, OfflineJudge(embedder, registry))
-
-
-def _open(path: str | Path, parts: Parts) -> PersonaTree:
-    """A tree on a real store with the module's real embedder and judge."""
-    return PersonaTree(open_store(str(path)), config=PersonaTreeConfig(), registry=parts.registry,
-                       embedder=parts.embedder, judge=parts.judge, clock=FixedClock(NOW))
-
-
-def seed_mid(tree: PersonaTree, user_id: str, node_id: str, text: str, schema_type: str = "preference") -> None:
-    """Commit a mid node (what consolidation would create) so leaves can attach to it."""
-    vec = tree.embedder.embed([text])[0]
-
-    def work(graph: Any) -> tuple[ChangeSet, None]:
-        node = Node(node_id, user_id, Level.MID, schema_type, text, {"seeded": True}, T0, T0, 0.4, 1, 0, vec)
-        graph.add_node(node)
-        return ChangeSet(user_id, upsert_nodes=[node]), None
-
-    tree._transact(user_id, work)
 
 
 def build_rich(tree: PersonaTree, user_id: str = "ana") -> None:
     """Observations with metadata and names, a seeded mid with support and conflicts, a forget."""
     tree.observe(user_id, "I love spicy food.", at=T0, session_id="s0", metadata={"channel": "web", "n": 1})
-    seed_mid(tree, user_id, "md_spicy", "Ana loves spicy food")
+    seed_mid(tree, user_id, "md_spicy", "Ana loves spicy food", attrs={"seeded": True})
     lines = [
         "I really love spicy food, the hotter the better.",
         "I hate spicy food, it makes me sick.",
@@ -92,9 +52,9 @@ def build_rich(tree: PersonaTree, user_id: str = "ana") -> None:
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory, judge: Parts) -> PersonaTree:
+def source(tmp_path_factory: pytest.TempPathFactory, parts: Parts) -> PersonaTree:
     """The exported tree, built once (tests only read it)."""
-    tree = _open(tmp_path_factory.mktemp("export") / "source.db", judge)
+    tree = open_tree(tmp_path_factory.mktemp("export") / "source.db", parts, NOW)
     build_rich(tree)
     yield tree
     tree.close()
@@ -139,10 +99,10 @@ def test_schema_documents_every_exported_field(source: PersonaTree) -> None:
 
 
 @pytest.mark.parametrize("target_url", ["memory://", "sqlite"])
-def test_import_into_empty_store_gives_equal_tree(source: PersonaTree, tmp_path: Path, judge: Parts,
+def test_import_into_empty_store_gives_equal_tree(source: PersonaTree, tmp_path: Path, parts: Parts,
                                                   target_url: str) -> None:
     data = orjson.loads(orjson.dumps(source.export("ana")))
-    target = _open(tmp_path / "target.db" if target_url == "sqlite" else target_url, judge)
+    target = open_tree(tmp_path / "target.db" if target_url == "sqlite" else target_url, parts, NOW)
     try:
         report = import_export(target, data)
         assert report.nodes == len(data["nodes"]) and report.edges == len(data["edges"])
@@ -160,13 +120,13 @@ def test_import_into_empty_store_gives_equal_tree(source: PersonaTree, tmp_path:
         target.close()
 
 
-def test_import_of_plain_tree_rebuilds_equal(tmp_path: Path, judge: Parts) -> None:
+def test_import_of_plain_tree_rebuilds_equal(tmp_path: Path, parts: Parts) -> None:
     # Without seeded nodes the journal alone explains the tree, so rebuild after import is exact.
-    src = _open(tmp_path / "a.db", judge)
+    src = open_tree(tmp_path / "a.db", parts, NOW)
     src.observe_many("bo", [{"messages": f"I visited museum number {i} in Rome.", "at": T0 + timedelta(hours=i)}
                             for i in range(6)])
     src.forget("bo", src.nodes("bo")[0].id)
-    dst = _open(tmp_path / "b.db", judge)
+    dst = open_tree(tmp_path / "b.db", parts, NOW)
     try:
         import_export(dst, orjson.dumps(src.export("bo")))  # JSON bytes are accepted too
         assert dst.graph("bo").same_as(src.graph("bo"))
@@ -176,12 +136,12 @@ def test_import_of_plain_tree_rebuilds_equal(tmp_path: Path, judge: Parts) -> No
         dst.close()
 
 
-def test_cli_export_file_imports(source: PersonaTree, tmp_path: Path, judge: Parts) -> None:
+def test_cli_export_file_imports(source: PersonaTree, tmp_path: Path, parts: Parts) -> None:
     out = tmp_path / "ana.json"
     res = CliRunner().invoke(app, ["export", "ana", "--store", str(source.store.path), "--out", str(out)])
     assert res.exit_code == 0, res.output
     validate_export(orjson.loads(out.read_bytes()))
-    target = _open(tmp_path / "t.db", judge)
+    target = open_tree(tmp_path / "t.db", parts, NOW)
     try:
         import_export(target, out)
         assert target.graph("ana").same_as(source.graph("ana"))
@@ -222,9 +182,9 @@ def _mutations(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_import_refuses_broken_exports_and_writes_nothing(source: PersonaTree, tmp_path: Path,
-                                                          judge: Parts) -> None:
+                                                          parts: Parts) -> None:
     data = orjson.loads(orjson.dumps(source.export("ana")))
-    target = _open(tmp_path / "t.db", judge)
+    target = open_tree(tmp_path / "t.db", parts, NOW)
     try:
         before = target.store.counts()
         for name, bad in _mutations(data).items():

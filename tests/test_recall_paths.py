@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from personatree.config import RecallConfig
 from personatree.graph import MemoryGraph
 from personatree.retrieval.engine import recall_state
+from personatree.ports import TokenCounter
 from personatree.retrieval.render import CLAIMS_HEADER, EVIDENCE_HEADER
+from personatree.retrieval.result import Recall
 from personatree.retrieval.router import default_router
 from personatree.retrieval.state import RetrievalState
 from personatree.retrieval.tokens import shared_counter
@@ -201,6 +203,31 @@ def check_recall(g: MemoryGraph, rec, budget: int, counter, levels=None) -> None
         seen[item.node_id] = item.depth
 
 
+def recall(
+    state: RetrievalState,
+    query: str,
+    qvec: np.ndarray | None,
+    route: Route,
+    counter: TokenCounter,
+    budget: int,
+    levels: tuple[Level, ...] | None = None,
+) -> Recall:
+    """:func:`recall_state` with this module's fixed settings: no registry, the clock at
+    ``NOW`` and the default :class:`RecallConfig`."""
+    return recall_state(
+        state,
+        query,
+        qvec,
+        route,
+        registry=None,
+        counter=counter,
+        budget=budget,
+        now=NOW,
+        cfg=RecallConfig(),
+        levels=levels,
+    )
+
+
 tree_shapes = st.integers(min_value=0, max_value=5).flatmap(
     lambda n_mids: st.tuples(
         st.lists(st.one_of(st.none(), st.integers(0, 4)), max_size=24),
@@ -232,18 +259,7 @@ def test_budget_no_repeats_real_paths(
     qvec = vectors[q] if use_vec else None
     route = router.route_vector(q, vectors[q])
     state = RetrievalState(g).refresh(g, 1)
-    rec = recall_state(
-        state,
-        q,
-        qvec,
-        route,
-        registry=None,
-        counter=counter,
-        budget=budget,
-        now=NOW,
-        cfg=RecallConfig(),
-        levels=levels,
-    )
+    rec = recall(state, q, qvec, route, counter, budget, levels)
     check_recall(g, rec, budget, counter, levels)
 
 
@@ -261,17 +277,7 @@ def test_routed_level_shapes_the_context(vectors, router, counter) -> None:
     state = RetrievalState(g).refresh(g, 1)
 
     def run(q: str, budget: int = 120):
-        rec = recall_state(
-            state,
-            q,
-            vectors[q],
-            router.route_vector(q, vectors[q]),
-            registry=None,
-            counter=counter,
-            budget=budget,
-            now=NOW,
-            cfg=RecallConfig(),
-        )
+        rec = recall(state, q, vectors[q], router.route_vector(q, vectors[q]), counter, budget)
         check_recall(g, rec, budget, counter)
         return rec
 
@@ -293,17 +299,7 @@ def test_state_refresh_is_incremental_and_matches_a_fresh_build(vectors, router,
     state = RetrievalState(g).refresh(g, 1)
     q = "When did I go hiking with Anna?"
     route = router.route_vector(q, vectors[q])
-    before = recall_state(
-        state,
-        q,
-        vectors[q],
-        route,
-        registry=None,
-        counter=counter,
-        budget=200,
-        now=NOW,
-        cfg=RecallConfig(),
-    )
+    before = recall(state, q, vectors[q], route, counter, 200)
     assert state.refresh(g, 1) is state and state.version == 1
     g.remove_node("l0")
     g.add_node(
@@ -323,28 +319,8 @@ def test_state_refresh_is_incremental_and_matches_a_fresh_build(vectors, router,
     )
     state.refresh(g, 2)
     fresh = RetrievalState(g).refresh(g, 2)
-    a = recall_state(
-        state,
-        q,
-        vectors[q],
-        route,
-        registry=None,
-        counter=counter,
-        budget=200,
-        now=NOW,
-        cfg=RecallConfig(),
-    )
-    b = recall_state(
-        fresh,
-        q,
-        vectors[q],
-        route,
-        registry=None,
-        counter=counter,
-        budget=200,
-        now=NOW,
-        cfg=RecallConfig(),
-    )
+    a = recall(state, q, vectors[q], route, counter, 200)
+    b = recall(fresh, q, vectors[q], route, counter, 200)
     assert (
         a.text == b.text
         and "l0" in before.node_ids
@@ -357,28 +333,9 @@ def test_lexical_only_and_empty_cases(vectors, router, counter) -> None:
     g = full_tree(vectors)
     state = RetrievalState(g).refresh(g, 1)
     route = Route(Level.LEAF, {Level.LEAF: 1.0, Level.MID: 0.0, Level.ROOT: 0.0})
-    rec = recall_state(
-        state,
-        "Berlin marathon",
-        None,
-        route,
-        registry=None,
-        counter=counter,
-        budget=60,
-        now=NOW,
-        cfg=RecallConfig(),
-    )
+    rec = recall(state, "Berlin marathon", None, route, counter, 60)
     assert "Berlin marathon" in rec.text
     empty = MemoryGraph("u")
-    rec = recall_state(
-        RetrievalState(empty).refresh(empty, 1),
-        "anything",
-        vectors[QUERIES[0]],
-        route,
-        registry=None,
-        counter=counter,
-        budget=50,
-        now=NOW,
-        cfg=RecallConfig(),
-    )
+    empty_state = RetrievalState(empty).refresh(empty, 1)
+    rec = recall(empty_state, "anything", vectors[QUERIES[0]], route, counter, 50)
     assert rec.text == "" and rec.tokens == 0 and rec.items == ()

@@ -6,13 +6,13 @@ budget can be tested without a model.
 
 from __future__ import annotations
 
-import re
 from typing import Hashable, Sequence, TypeVar
+
+from ..text import tokenize
 
 __all__ = ["rrf", "lexical_tokens", "pack_best_first", "pack_recent"]
 
 K = TypeVar("K", bound=Hashable)
-_WORD = re.compile(r"[a-z0-9]+")
 # Function words carry no topic; dropping them keeps BM25 from matching on "the".
 _STOP = frozenset(
     "a an the and or but if of to in on at for with from by as is are was were be been am i me my "
@@ -65,7 +65,10 @@ def lexical_tokens(text: str) -> list[str]:
     -------
     list of str
     """
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    # Contractions split ("don't" -> "don", "t"), as the baselines have always indexed
+    # them: keeping them whole would change every baseline score. The stop list is the
+    # baselines' own, shorter than the judge's STOPWORDS, for the same reason.
+    return [w for w in tokenize(text, contractions=False) if w not in _STOP]
 
 
 def pack_best_first(order: Sequence[K], costs: dict[K, int], budget: int) -> list[K]:

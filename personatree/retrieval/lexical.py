@@ -52,6 +52,12 @@ _DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON})\.?,?\s+(
 _MY = re.compile(rf"\b({_MON})\.?,?\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 
+# Not personatree.text.tokenize (the judge's tokenizer, which the BM25 baselines share):
+# this index wants other tokens. Accented and non-Latin letters stay in words, numbers keep
+# their separators and units ("3:30", "2.5", "10k", "7pm"), the apostrophes are not
+# normalised, words are stemmed before the stop list applies, and dates become "@YYYY..."
+# tokens. Every indexed document and query goes through tokenize() below, so a change to
+# any of this changes the scores.
 _WORD = re.compile(
     r"\d+(?:[.:/,]\d+)*(?:st|nd|rd|th|k|am|pm)?|[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE
 )

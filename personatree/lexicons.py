@@ -1,0 +1,302 @@
+"""The fixed English vocabulary of the offline judge: word lists and phrase patterns.
+
+This module is data, not logic. The functions that read it live in
+:mod:`personatree.text` (which re-exports :data:`STOPWORDS`); keeping the vocabulary
+here lets those functions be read without paging through word lists, and lets a change
+to a list be reviewed on its own.
+
+Every word set holds lower-case tokens in the form :func:`personatree.text.tokenize`
+produces (typographic apostrophes already mapped to ``'``), so a membership test needs
+no further normalisation. The phrase patterns match text that has been through
+:func:`personatree.text.normalize` unless they say otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "ADVERBS",
+    "AFFECT_NEG",
+    "AFFECT_POS",
+    "CESSATION_CANCEL_RE",
+    "CESSATION_RE",
+    "CESSATION_TRIGGERS",
+    "FILLERS",
+    "FILLER_PHRASE_RE",
+    "FIRST_PERSON",
+    "INTENSIFIERS",
+    "IRREGULAR_3SG",
+    "LEADING_FILLER_RE",
+    "LIGHT_VERBS",
+    "LIKE_FORMS",
+    "LIKE_SUBJECTS",
+    "NEGATORS",
+    "NEG_EXEMPT",
+    "NO_SPLIT_ABBR",
+    "PAST_IRREGULAR",
+    "POSITIVE_NEGATED",
+    "PRED_ADJ",
+    "PRONOUN_CAPS",
+    "SECOND_PERSON",
+    "STANCE_NEG",
+    "STANCE_POS",
+    "STOPWORDS",
+    "TIME_WORDS",
+    "TOPIC_SKIP",
+]
+
+# --------------------------------------------------------------------------------------
+# Sentence splitting
+# --------------------------------------------------------------------------------------
+
+# Abbreviations after which a period never ends a sentence (titles and Latin forms
+# are nearly always followed by more of the same sentence).
+NO_SPLIT_ABBR: frozenset[str] = frozenset(
+    """dr mr mrs ms mx prof sr jr st mt ft rev gen col capt lt sgt vs v e.g eg i.e ie
+    cf no nos fig approx ca al dept est vol pp""".split()
+)
+
+
+# --------------------------------------------------------------------------------------
+# Function words, pronouns and fillers
+# --------------------------------------------------------------------------------------
+
+STOPWORDS: frozenset[str] = frozenset(
+    """a an the and or but if so as of at by for with about against between into through
+    during before after above below to from up down in out on off over under again further
+    then once here there when where why how all any both each few more most other some such
+    nor only own same than too very s t can will just don should now this that these those
+    is are was were be been being have has had having do does did doing would could might
+    must shall may it its it's itself he him his himself she her hers herself they them their
+    theirs themselves what which who whom whose i me my mine myself we us our ours ourselves
+    you your yours yourself yourselves i'm i've i'd i'll we're we've we'd we'll you're you've
+    you'd you'll he's she's they're they've that's what's there's here's who's let's it'll
+    that'll there'll also even still just really quite pretty much many lot lots bit kind sort
+    thing things stuff something anything everything nothing someone anyone everyone one ones
+    like yeah yes no not gonna wanna gotta got get gets getting u ur im ive id dont cant isn't
+    aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't haven't
+    hasn't hadn't via per etc way ways well oh ah cause 'cause because since while""".split()
+)
+
+# Pronouns, for telling what the speaker says about themself from what they say to
+# the other party.
+FIRST_PERSON: frozenset[str] = frozenset(
+    "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
+)
+SECOND_PERSON: frozenset[str] = frozenset(
+    "you your yours yourself yourselves you're you've you'd you'll u ur ya".split()
+)
+
+# Reactions, greetings and politeness: words that carry no information about the
+# speaker's life on their own ("Wow, that's so cool!").
+FILLERS: frozenset[str] = frozenset(
+    """hey hi hello hiya heya yo howdy thanks thank thx ty lol lmao haha hahaha hehe wow omg
+    ok okay k yep yup nope sure cool great awesome nice good glad amazing sweet fun
+    interesting see talk soon later bye goodbye congrats congratulations agree totally
+    absolutely definitely indeed exactly right true sounds sound sounded wonderful fantastic
+    brilliant aw aww hmm um uh anyway anyways welcome pleasure luck wish wishes cheers
+    incredible impressive lovely beautiful happy hear heard guess suppose mean tbh btw
+    whoa yay hooray gosh jeez wonder guts look looks looked seem seems seemed must've idea
+    pic pics photo photos picture pictures""".split()
+)
+
+# Capitalised words that are never names: "I" and its contractions, "OK".
+PRONOUN_CAPS: frozenset[str] = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
+
+# Greeting and politeness phrases removed before counting content words.
+FILLER_PHRASE_RE: re.Pattern[str] = re.compile(
+    r"\b(?:take care|talk (?:to you )?soon|see (?:you|ya)(?: (?:soon|later|around))?|"
+    r"by the way|good to (?:see|hear from) you|nice to (?:see|meet) you|how are you|"
+    r"how have you been|how's it going|what's up|take a look|check (?:it|this) out|"
+    r"no worries|my pleasure|you're welcome|good luck|best of luck|have fun|"
+    r"great job|good job|well done|nice work|keep it up|thanks? (?:so much|a lot)|"
+    r"of course|for sure|i know right|me too|same here|i agree|i hope so|i think so|"
+    r"that's (?:so |really |very )?(?:great|cool|awesome|amazing|nice|sweet|wonderful)|"
+    r"i'm (?:so )?(?:glad|happy) (?:to hear|for you))\b"
+)
+
+# Discourse fillers stripped from the start of a statement before it becomes a
+# pattern phrase ("Well, I love hiking" -> "Loves hiking"). Case-insensitive because
+# it runs on the statement as written, not on the lower-cased form.
+LEADING_FILLER_RE: re.Pattern[str] = re.compile(
+    r"^(?:(?:well|so|yeah|yes|oh|honestly|actually|anyway|and|but|also|haha|lol|ok|okay|"
+    r"you know|to be honest|tbh|btw|by the way)\b[,!.]?\s+)+",
+    re.IGNORECASE,
+)
+
+
+# --------------------------------------------------------------------------------------
+# Words that do not name a topic
+# --------------------------------------------------------------------------------------
+
+# Degree and frequency words: they modify a statement but are never its topic.
+INTENSIFIERS: frozenset[str] = frozenset(
+    """really very so too quite pretty super totally absolutely just still even always usually
+    often sometimes never ever actually definitely kinda sorta lot lots much more most less
+    bit little all some truly honestly seriously literally basically probably maybe perhaps
+    especially mostly almost already again""".split()
+)
+
+# High-frequency verbs that rarely name the topic of a sentence.
+LIGHT_VERBS: frozenset[str] = frozenset(
+    """go goes going went gone get gets got getting gotten have has had having do does did
+    doing done make makes made making take takes took taken taking be been being am is are
+    was were feel feels felt feeling think thinks thought thinking want wants wanted wanting
+    need needs needed try tries tried trying keep keeps kept start starts started starting
+    come comes came coming know knew known say says said tell told see saw seen look looks
+    looked looking seem seems seemed let put gonna wanna gotta use using give gave find found
+    help helped helps plan plans planned planning hope hoped hoping decided decide able""".split()
+)
+
+TIME_WORDS: frozenset[str] = frozenset(
+    """yesterday today tonight tomorrow last next week weeks weekend weekends month months year
+    years day days morning mornings night nights evening afternoon ago recently lately time
+    times every each monday tuesday wednesday thursday friday saturday sunday january february
+    march april june july august september october november december summer winter spring
+    autumn fall currently now nowadays soon earlier later once twice hour hours minute minutes
+    daily weekly monthly yearly""".split()
+)
+
+# Predicate adjectives that govern the real topic through a preposition
+# ("allergic to peanuts", "keen on counseling").
+PRED_ADJ: frozenset[str] = frozenset(
+    """allergic afraid scared keen interested fond proud tired sick addicted good bad great
+    used close excited nervous worried passionate busy thankful grateful""".split()
+)
+
+
+# --------------------------------------------------------------------------------------
+# Stance, affect and negation
+# --------------------------------------------------------------------------------------
+
+# Stance verbs and nouns: an explicit like/dislike of something.
+STANCE_POS: frozenset[str] = frozenset(
+    """love loves loved loving adore adores adored enjoy enjoys enjoyed enjoying prefer prefers
+    preferred favorite favourite favorites favourites fan fans passionate obsessed fond keen
+    appreciate appreciates appreciated""".split()
+)
+STANCE_NEG: frozenset[str] = frozenset(
+    """hate hates hated hating dislike dislikes disliked detest detests loathe loathes despise
+    despises""".split()
+)
+# "like" is also a preposition ("feels like"); it is a stance verb only after these.
+LIKE_SUBJECTS: frozenset[str] = frozenset(
+    """i we they really also do don't didn't doesn't dont didnt still totally actually always
+    kinda definitely genuinely truly to would i'd we'd just honestly""".split()
+)
+LIKE_FORMS: frozenset[str] = frozenset("like likes liked".split())
+
+AFFECT_POS: frozenset[str] = frozenset(
+    """happy glad excited exciting proud great amazing awesome wonderful fantastic fun
+    enjoyable beautiful inspiring inspired grateful thankful relaxed relaxing calm calming
+    peaceful good better best thrilled blessed lucky joy joyful nice cool powerful accepted
+    supportive helpful delighted pleased content satisfied comfortable confident healthy
+    fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
+    lovely stoked pumped motivated energized hopeful free relief""".split()
+)
+AFFECT_NEG: frozenset[str] = frozenset(
+    """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
+    afraid frustrated frustrating annoyed annoying tired exhausted lonely bored boring awful
+    terrible horrible bad worse worst painful pain hurt hurts sick ill injury injured sore
+    miserable depressed depressing difficult tough struggling struggle struggled
+    disappointed disappointing overwhelmed swamped fear scary broke heartbroken grief
+    crying cried rough exhausting drained burnt burned sucks hated""".split()
+)
+
+NEGATORS: frozenset[str] = frozenset(
+    """not no never don't doesn't didn't can't cannot won't isn't aren't wasn't weren't haven't
+    hasn't hadn't wouldn't shouldn't couldn't nor neither nobody none nothing dont doesnt didnt
+    cant wont isnt arent wasnt werent havent hasnt wouldnt shouldnt couldnt ain't""".split()
+)
+# Negations of these verbs say nothing about the topic ("I don't know", "can't wait").
+NEG_EXEMPT: frozenset[str] = frozenset(
+    """know think wait believe mind worry forget sure only doubt just mean matter remember
+    lie kidding help""".split()
+)
+# "can't wait" is eager anticipation: positive.
+POSITIVE_NEGATED: frozenset[str] = frozenset({"wait"})
+
+
+# --------------------------------------------------------------------------------------
+# Cessation
+# --------------------------------------------------------------------------------------
+
+# Cessation: the speaker no longer does / holds what a pattern says. The fixed-width
+# lookbehinds keep "got used to it" / "I'm used to" from counting.
+CESSATION_RE: re.Pattern[str] = re.compile(
+    r"\b(?:stopped|quit|quitting|quits|gave up|give up|given up|giving up|no longer|"
+    r"not anymore|anymore|any more|(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )"
+    r"(?<!getting )used to|lost interest|lose interest|grew out of|grown out of|"
+    r"got tired of|sick of|fed up|over it)\b"
+)
+# A negator right before a cessation verb cancels it ("I never stopped", "can't quit").
+CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(
+    r"(?:\b(?:not|never|don't|didn't|can't|cannot|won't|couldn't|wouldn't|dont|didnt|cant|wont)"
+    r"\s+(?:\w+\s+)?)$"
+)
+# Every cessation phrase above but "used to" (which the judge checks for on its own)
+# contains one of these words. The judge runs the regex only when one of them occurs,
+# so a phrase added above needs its trigger word added here.
+CESSATION_TRIGGERS: frozenset[str] = frozenset(
+    """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
+    grown tired sick fed over""".split()
+)
+
+
+# --------------------------------------------------------------------------------------
+# Topic
+# --------------------------------------------------------------------------------------
+
+# Everything that breaks a run of content words when picking a sentence's topic
+# (:func:`personatree.text.key_topic`, :func:`personatree.text.content_lemmas`).
+TOPIC_SKIP: frozenset[str] = (
+    STOPWORDS
+    | FILLERS
+    | INTENSIFIERS
+    | LIGHT_VERBS
+    | TIME_WORDS
+    | PRED_ADJ
+    | STANCE_POS
+    | STANCE_NEG
+    | AFFECT_POS
+    | AFFECT_NEG
+    | NEGATORS
+    | FIRST_PERSON
+    | SECOND_PERSON
+    | CESSATION_TRIGGERS
+    | LIKE_FORMS
+    | frozenset("stand stop used anymore longer ago".split())
+)
+
+
+# --------------------------------------------------------------------------------------
+# Verb forms for pattern phrases
+# --------------------------------------------------------------------------------------
+
+# Third-person forms that the regular rule ("love" -> "loves") gets wrong, and
+# modals and past forms that do not change.
+IRREGULAR_3SG: Mapping[str, str] = {
+    "have": "has", "do": "does", "go": "goes", "am": "is", "be": "is", "don't": "doesn't",
+    "dont": "doesn't", "haven't": "hasn't", "can": "can", "can't": "can't", "will": "will",
+    "won't": "won't", "would": "would", "could": "could", "should": "should", "might": "might",
+    "must": "must", "was": "was", "wasn't": "wasn't", "did": "did", "didn't": "didn't",
+    "had": "had", "may": "may", "cannot": "cannot", "wouldn't": "wouldn't", "couldn't": "couldn't",
+    "need": "needs", "used": "used",
+}
+# Adverbs skipped between "I" and the verb to conjugate ("I really love").
+ADVERBS: frozenset[str] = frozenset(
+    """really usually always often never also still just absolutely totally truly sometimes
+    rarely actually definitely mostly generally normally typically honestly seriously
+    recently finally already currently kinda basically even only mainly simply
+    especially particularly genuinely barely hardly occasionally""".split()
+)
+
+# Irregular past forms: the same for every person, so never conjugated.
+PAST_IRREGULAR: frozenset[str] = frozenset(
+    """went was were had did got made saw took ran came gave found felt thought told said
+    bought brought caught taught left met paid sent spent stood understood won wrote read
+    began drank drove ate fell flew forgot grew heard hid kept knew led lost meant put quit
+    rode rang rose sang sat slept spoke swam threw wore became built chose""".split()
+)

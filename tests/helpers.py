@@ -1,0 +1,87 @@
+"""Helpers shared by the test modules that run the real engine on real stores.
+
+Plain values and functions only; the fixtures that build them live in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from personatree import FixedClock, PersonaTree
+from personatree.config import PersonaTreeConfig
+from personatree.judge import OfflineJudge
+from personatree.ports import ChangeSet, Store
+from personatree.schema import SchemaRegistry
+from personatree.store import open_store
+from personatree.types import Level, Node
+
+__all__ = ["T0", "Parts", "open_tree", "seed_mid"]
+
+# The start of every test's timeline. Kept here rather than in conftest.py so that
+# seed_mid can use it without importing conftest (which imports this module).
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The real embedder, registry and offline judge, built once per test module."""
+
+    embedder: Any
+    registry: SchemaRegistry
+    judge: OfflineJudge
+
+
+def open_tree(where: str | Path | Store, parts: Parts, now: datetime) -> PersonaTree:
+    """A tree with the real embedder and judge of ``parts`` and a clock fixed at ``now``.
+
+    Parameters
+    ----------
+    where : str, Path or Store
+        A SQLite file path or store URL (``"memory://"``, ``"postgresql://..."``), or
+        an already opened store.
+    parts : Parts
+        The module's embedder, registry and judge.
+    now : datetime
+        What the tree's clock says.
+
+    Returns
+    -------
+    PersonaTree
+    """
+    store = open_store(str(where)) if isinstance(where, (str, Path)) else where
+    return PersonaTree(store, config=PersonaTreeConfig(), registry=parts.registry,
+                       embedder=parts.embedder, judge=parts.judge, clock=FixedClock(now))
+
+
+def seed_mid(
+    tree: PersonaTree,
+    user_id: str,
+    node_id: str,
+    text: str,
+    schema_type: str = "preference",
+    attrs: Mapping[str, Any] | None = None,
+) -> None:
+    """Commit a mid (what consolidation would create) so new leaves can support or contradict it.
+
+    Parameters
+    ----------
+    tree : PersonaTree
+    user_id, node_id, text : str
+        The owner, id and summary text of the mid.
+    schema_type : str
+        The mid's type.
+    attrs : mapping, optional
+        The mid's attributes (none by default).
+    """
+    vec = tree.embedder.embed([text])[0]
+
+    def work(graph: Any) -> tuple[ChangeSet, None]:
+        node = Node(node_id, user_id, Level.MID, schema_type, text, dict(attrs or {}),
+                    T0, T0, 0.4, 1, 0, vec)
+        graph.add_node(node)
+        return ChangeSet(user_id, upsert_nodes=[node]), None
+
+    tree._transact(user_id, work)
