@@ -26,10 +26,9 @@ from tests.pg_fixtures import drop_schema, fresh_schema_url, pg_server_url, pg_u
 
 psycopg = pytest.importorskip("psycopg")
 
+from personatree.store.pg.text import esc, unesc  # noqa: E402
 from personatree.store.postgres import (  # noqa: E402
     PostgresStore,
-    _esc,
-    _unesc,
     latest_pg_version,
     split_url,
 )
@@ -196,9 +195,9 @@ def test_vector_column_supports_server_side_similarity(store: PostgresStore) -> 
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.sampled_from(["a", "0", "\x00", "\ufffe", "é", "🙂"]), max_size=12) | st.text())
 def test_nul_escape_round_trips(text: str) -> None:
-    enc = _esc(text)
+    enc = esc(text)
     assert "\x00" not in enc
-    assert _unesc(enc) == text
+    assert unesc(enc) == text
 
 
 def test_nul_in_ids_and_content(store: PostgresStore) -> None:

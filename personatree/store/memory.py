@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Sequence
 
-from ..errors import StaleStateError, StoreError
+from ..errors import StoreError
 from ..ports import ChangeSet, JournalEvent
 from ..types import Edge, Node, Observation
 from . import codec
+from .closing import Closing
+from .rows import EVENT_SEQ, OBS_SEQ, cache_scope, check_expected_version, with_seq
 
 __all__ = ["MemoryStore"]
 
@@ -42,7 +43,7 @@ class _UserState:
         )
 
 
-class MemoryStore:
+class MemoryStore(Closing):
     """An in-memory :class:`~personatree.ports.Store` with the SQLite store's semantics.
 
     Thread-safe (one lock). Nothing survives the process.
@@ -60,14 +61,6 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore(users={len(self._users)})"
-
-    def __enter__(self) -> "MemoryStore":
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -163,18 +156,14 @@ class MemoryStore:
             self._check_open()
             old = self._users.get(uid)
             current = 0 if old is None else old.version
-            if prep.expected_version is not None and prep.expected_version != current:
-                raise StaleStateError(
-                    f"user {uid!r} is at version {current}, the change expected "
-                    f"{prep.expected_version}; reload and retry"
-                )
+            check_expected_version(prep, current)
             if prep.empty:
                 return current
             st = _UserState(version=self._version_floor) if old is None else old.copy()
             for row in prep.observations:
                 if row[1] not in st.observations:
                     st.obs_seq += 1
-                    st.observations[row[1]] = (row[0], row[1], st.obs_seq, *row[3:])
+                    st.observations[row[1]] = with_seq(row, OBS_SEQ, st.obs_seq)
             for oid in prep.delete_observations:
                 st.observations.pop(oid, None)
             for pair in prep.delete_edges:
@@ -195,7 +184,7 @@ class MemoryStore:
                 st.edges[(row[1], row[2])] = row
             for row in prep.events:
                 st.event_seq += 1
-                st.events.append((row[0], st.event_seq, *row[2:]))
+                st.events.append(with_seq(row, EVENT_SEQ, st.event_seq))
             st.version += 1
             self._users[uid] = st
             return st.version
@@ -234,7 +223,7 @@ class MemoryStore:
 
     def cache_get(self, namespace: str, key: str, *, user_id: str | None = None) -> str | None:
         """Read a cached value (``None`` when absent); ``user_id`` scopes it to a user."""
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace")
         codec.check_text(key, "key")
         with self._lock:
@@ -243,7 +232,7 @@ class MemoryStore:
 
     def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
         """Write (or replace) a cached value."""
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace", nonempty=True)
         codec.check_text(key, "key")
         codec.check_text(value, "value")
@@ -253,7 +242,7 @@ class MemoryStore:
 
     def cache_delete(self, namespace: str, key: str | None = None, *, user_id: str | None = None) -> int:
         """Delete one cached entry, or a whole namespace when ``key`` is None; returns the count."""
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace")
         if key is not None:
             codec.check_text(key, "key")
@@ -314,13 +303,6 @@ class MemoryStore:
                 for src, dst in st.edges:
                     if src not in st.nodes or dst not in st.nodes:
                         problems.append(f"edge {src!r}->{dst!r} of user {uid!r} references a missing node")
-                if st.observations and max(r[2] for r in st.observations.values()) > st.obs_seq:
+                if st.observations and max(r[OBS_SEQ] for r in st.observations.values()) > st.obs_seq:
                     problems.append(f"user {uid!r}: observation counter behind the log")
         return problems
-
-
-def _scope(user_id: str | None) -> str:
-    if user_id is None:
-        return ""
-    return codec.check_text(user_id, "user_id", nonempty=True)
-

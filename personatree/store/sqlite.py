@@ -31,55 +31,50 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from types import TracebackType
 from typing import Iterator, Sequence
 
-from ..errors import ConfigError, StaleStateError, StoreBusyError, StoreError
+from ..errors import ConfigError, StoreBusyError, StoreError
 from ..ports import ChangeSet, JournalEvent
 from ..types import Edge, Node, Observation
-from . import codec
+from . import codec, rows
+from .closing import Closing
 from .codec import EDGE_COLUMNS, EVENT_COLUMNS, NODE_COLUMNS, OBSERVATION_COLUMNS
 from .migrate import is_busy, latest_version, migrate
+from .rows import (
+    EVENT_SEQ,
+    OBS_SEQ,
+    STORE_TABLES,
+    USER_COUNT_TABLES,
+    cache_scope,
+)
 
 __all__ = ["SQLiteStore"]
 
 # SQLite's default limit on bound parameters is 32766 (3.32+); stay far below it.
 _CHUNK = 500
 
-_USER_TABLES = ("observations", "nodes", "edges", "journal")
-
-
-def _cols(columns: Sequence[str]) -> str:
-    return ", ".join(columns)
-
 
 def _marks(n: int) -> str:
-    return ", ".join("?" * n)
+    return rows.placeholders(n, "?")
 
 
-_INSERT_OBS = f"INSERT INTO observations ({_cols(OBSERVATION_COLUMNS)}) VALUES ({_marks(len(OBSERVATION_COLUMNS))})"
-_UPSERT_NODE = (
-    f"INSERT INTO nodes ({_cols(NODE_COLUMNS)}) VALUES ({_marks(len(NODE_COLUMNS))}) "
-    "ON CONFLICT (user_id, id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in NODE_COLUMNS[2:])
-)
-_UPSERT_EDGE = (
-    f"INSERT INTO edges ({_cols(EDGE_COLUMNS)}) VALUES ({_marks(len(EDGE_COLUMNS))}) "
-    "ON CONFLICT (user_id, src, dst) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in EDGE_COLUMNS[3:])
-)
-_INSERT_EVENT = f"INSERT INTO journal ({_cols(EVENT_COLUMNS)}) VALUES ({_marks(len(EVENT_COLUMNS))})"
-_SELECT_OBS = f"SELECT {_cols(OBSERVATION_COLUMNS)} FROM observations"
-_SELECT_NODES = f"SELECT {_cols(NODE_COLUMNS)} FROM nodes WHERE user_id = ? ORDER BY rowid"
-_SELECT_EDGES = f"SELECT {_cols(EDGE_COLUMNS)} FROM edges WHERE user_id = ? ORDER BY rowid"
-_SELECT_EVENTS = f"SELECT {_cols(EVENT_COLUMNS)} FROM journal WHERE user_id = ? ORDER BY seq"
+_INSERT_OBS = rows.insert_sql("observations", OBSERVATION_COLUMNS, _marks(len(OBSERVATION_COLUMNS)))
+_UPSERT_NODE = rows.upsert_sql("nodes", NODE_COLUMNS, 2, _marks(len(NODE_COLUMNS)))
+_UPSERT_EDGE = rows.upsert_sql("edges", EDGE_COLUMNS, 3, _marks(len(EDGE_COLUMNS)))
+_INSERT_EVENT = rows.insert_sql("journal", EVENT_COLUMNS, _marks(len(EVENT_COLUMNS)))
+_SELECT_OBS = rows.select_sql("observations", OBSERVATION_COLUMNS)
+# rowid order is first-insertion order: an upsert keeps the row (and its rowid).
+_SELECT_NODES = rows.select_sql("nodes", NODE_COLUMNS, where="user_id = ?", order_by="rowid")
+_SELECT_EDGES = rows.select_sql("edges", EDGE_COLUMNS, where="user_id = ?", order_by="rowid")
+_SELECT_EVENTS = rows.select_sql("journal", EVENT_COLUMNS, where="user_id = ?", order_by="seq")
+_DELETE_USER = rows.delete_user_sql("?", "max")
 
 
 def _now() -> str:
     return codec.encode_time(datetime.now(timezone.utc))
 
 
-class SQLiteStore:
+class SQLiteStore(Closing):
     """A :class:`~personatree.ports.Store` in one SQLite file.
 
     Parameters
@@ -151,14 +146,6 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
-
-    def __enter__(self) -> "SQLiteStore":
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -299,16 +286,16 @@ class SQLiteStore:
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
             if ids is None:
-                rows = conn.execute(f"{_SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
+                found = conn.execute(f"{_SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
             else:
                 wanted = list(dict.fromkeys(codec.check_ids(ids, "ids")))
-                rows = []
+                found = []
                 for i in range(0, len(wanted), _CHUNK):
                     chunk = wanted[i : i + _CHUNK]
                     sql = f"{_SELECT_OBS} WHERE user_id = ? AND id IN ({_marks(len(chunk))})"
-                    rows.extend(conn.execute(sql, (user_id, *chunk)))
-                rows.sort(key=lambda r: r[2])
-        return [codec.decode_observation(r) for r in rows]
+                    found.extend(conn.execute(sql, (user_id, *chunk)))
+                found.sort(key=lambda r: r[OBS_SEQ])
+        return [codec.decode_observation(r) for r in found]
 
     def load_graph(self, user_id: str) -> tuple[list[Node], list[Edge]]:
         """All nodes (with embeddings, in first-insertion order) and edges of a user."""
@@ -332,8 +319,8 @@ class SQLiteStore:
         """The user's journal in order."""
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
-            rows = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
-        return [codec.decode_event(r) for r in rows]
+            found = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
+        return [codec.decode_event(r) for r in found]
 
     # -- writes -----------------------------------------------------------------------
 
@@ -364,11 +351,7 @@ class SQLiteStore:
                 "SELECT version, obs_seq, event_seq FROM users WHERE user_id = ?", (uid,)
             ).fetchone()
             current, obs_seq, event_seq = (0, 0, 0) if row is None else row
-            if prep.expected_version is not None and prep.expected_version != current:
-                raise StaleStateError(
-                    f"user {uid!r} is at version {current}, the change expected "
-                    f"{prep.expected_version}; reload and retry"
-                )
+            rows.check_expected_version(prep, current)
             if prep.empty:
                 return int(current)
             if row is None:
@@ -383,10 +366,7 @@ class SQLiteStore:
             if prep.observations:
                 known = self._existing(conn, uid, [r[1] for r in prep.observations])
                 fresh = [r for r in prep.observations if r[1] not in known]
-                conn.executemany(
-                    _INSERT_OBS,
-                    [(r[0], r[1], obs_seq + i + 1, *r[3:]) for i, r in enumerate(fresh)],
-                )
+                conn.executemany(_INSERT_OBS, rows.numbered(fresh, OBS_SEQ, obs_seq))
                 obs_seq += len(fresh)
             if prep.delete_observations:
                 conn.executemany(
@@ -410,10 +390,7 @@ class SQLiteStore:
             if prep.upsert_edges:
                 conn.executemany(_UPSERT_EDGE, prep.upsert_edges)
             if prep.events:
-                conn.executemany(
-                    _INSERT_EVENT,
-                    [(r[0], event_seq + i + 1, *r[2:]) for i, r in enumerate(prep.events)],
-                )
+                conn.executemany(_INSERT_EVENT, rows.numbered(prep.events, EVENT_SEQ, event_seq))
                 event_seq += len(prep.events)
             new_version = int(current) + 1
             conn.execute(
@@ -434,13 +411,8 @@ class SQLiteStore:
         """
         codec.check_text(user_id, "user_id")
         with self._tx(write=True) as conn:
-            conn.execute(
-                "UPDATE store_state SET version_floor = max(version_floor, "
-                "coalesce((SELECT version FROM users WHERE user_id = ?), 0)) WHERE id = 1",
-                (user_id,),
-            )
-            for table in ("edges", "nodes", "observations", "journal", "cache", "users"):
-                conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
+            for statement in _DELETE_USER:
+                conn.execute(statement, (user_id,))
 
     def vacuum(self) -> None:
         """Rebuild the file and truncate the WAL, so deleted data leaves the disk.
@@ -494,7 +466,7 @@ class SQLiteStore:
             Scope the entry to a user, so that ``delete_user`` removes it. Caches that
             hold a user's text must be scoped.
         """
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace")
         codec.check_text(key, "key")
         with self._tx(write=False) as conn:
@@ -506,7 +478,7 @@ class SQLiteStore:
 
     def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
         """Write (or replace) a cached value; see :meth:`cache_get`."""
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace", nonempty=True)
         codec.check_text(key, "key")
         codec.check_text(value, "value")
@@ -526,7 +498,7 @@ class SQLiteStore:
         int
             How many entries were removed.
         """
-        scope = _scope(user_id)
+        scope = cache_scope(user_id)
         codec.check_text(namespace, "namespace")
         with self._tx(write=True) as conn:
             if key is None:
@@ -549,12 +521,11 @@ class SQLiteStore:
         """
         with self._tx(write=False) as conn:
             if user_id is None:
-                tables = ("users", *_USER_TABLES, "cache", "meta")
-                return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in tables}
+                return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in STORE_TABLES}
             codec.check_text(user_id, "user_id")
             return {
                 t: int(conn.execute(f"SELECT count(*) FROM {t} WHERE user_id = ?", (user_id,)).fetchone()[0])
-                for t in ("users", *_USER_TABLES, "cache")
+                for t in USER_COUNT_TABLES
             }
 
     def checksum(self, user_id: str) -> str:
@@ -567,12 +538,7 @@ class SQLiteStore:
             nodes = conn.execute(_SELECT_NODES, (user_id,)).fetchall()
             edges = conn.execute(_SELECT_EDGES, (user_id,)).fetchall()
             events = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
-        return codec.digest(
-            [codec.decode_observation(r) for r in obs],
-            [codec.decode_node(r) for r in nodes],
-            [codec.decode_edge(r) for r in edges],
-            [codec.decode_event(r) for r in events],
-        )
+        return rows.digest_rows(obs, nodes, edges, events)
 
     def integrity_check(self) -> list[str]:
         """Problems found in the file; an empty list means healthy.
@@ -591,36 +557,6 @@ class SQLiteStore:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if version != latest_version():
                 problems.append(f"schema version {version}, expected {latest_version()}")
-            for uid, src, dst in conn.execute(
-                "SELECT e.user_id, e.src, e.dst FROM edges e "
-                "LEFT JOIN nodes a ON a.user_id = e.user_id AND a.id = e.src "
-                "LEFT JOIN nodes b ON b.user_id = e.user_id AND b.id = e.dst "
-                "WHERE a.id IS NULL OR b.id IS NULL"
-            ):
-                problems.append(f"edge {src!r}->{dst!r} of user {uid!r} references a missing node")
-            for table in ("observations", "nodes", "journal"):
-                n = conn.execute(
-                    f"SELECT count(*) FROM {table} t WHERE NOT EXISTS "
-                    "(SELECT 1 FROM users u WHERE u.user_id = t.user_id)"
-                ).fetchone()[0]
-                if n:
-                    problems.append(f"{n} {table} rows belong to no user row")
-            for uid, counter, top in conn.execute(
-                "SELECT u.user_id, u.obs_seq, max(o.seq) FROM users u JOIN observations o "
-                "ON o.user_id = u.user_id GROUP BY u.user_id HAVING max(o.seq) > u.obs_seq"
-            ):
-                problems.append(f"user {uid!r}: observation counter {counter} behind seq {top}")
-            for uid, counter, top in conn.execute(
-                "SELECT u.user_id, u.event_seq, max(j.seq) FROM users u JOIN journal j "
-                "ON j.user_id = u.user_id GROUP BY u.user_id HAVING max(j.seq) > u.event_seq"
-            ):
-                problems.append(f"user {uid!r}: journal counter {counter} behind seq {top}")
+            problems.extend(rows.integrity_problems(conn.execute))
         return problems
-
-
-def _scope(user_id: str | None) -> str:
-    # '' is the unscoped cache; a real user id must therefore be non-empty.
-    if user_id is None:
-        return ""
-    return codec.check_text(user_id, "user_id", nonempty=True)
 

@@ -1,0 +1,87 @@
+"""Store-wide metadata and caches of the PostgreSQL store (single statements, autocommit)."""
+
+from __future__ import annotations
+
+from .. import codec
+from ..rows import cache_scope
+from .connection import PgConnection
+from .text import esc, unesc
+
+__all__ = ["PgKeyValue"]
+
+
+def _scope(user_id: str | None) -> str:
+    return esc(cache_scope(user_id))
+
+
+class PgKeyValue(PgConnection):
+    """The metadata and cache methods of :class:`~personatree.store.postgres.PostgresStore`."""
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a store-wide metadata value (``None`` when unset)."""
+        codec.check_text(key, "key")
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = %s", (esc(key),)).fetchone()
+        return None if row is None else unesc(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write a store-wide metadata value."""
+        codec.check_text(key, "key", nonempty=True)
+        codec.check_text(value, "value")
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (esc(key), esc(value)),
+            )
+
+    def cache_get(self, namespace: str, key: str, *, user_id: str | None = None) -> str | None:
+        """Read a cached value (``None`` when absent); ``user_id`` scopes it to a user."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        codec.check_text(key, "key")
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT value FROM cache WHERE user_id = %s AND namespace = %s AND key = %s",
+                (scope, esc(namespace), esc(key)),
+            ).fetchone()
+        return None if row is None else unesc(row[0])
+
+    def cache_put(self, namespace: str, key: str, value: str, *, user_id: str | None = None) -> None:
+        """Write (or replace) a cached value."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace", nonempty=True)
+        codec.check_text(key, "key")
+        codec.check_text(value, "value")
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO cache (user_id, namespace, key, value) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (user_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = now()",
+                (scope, esc(namespace), esc(key), esc(value)),
+            )
+
+    def cache_delete(self, namespace: str, key: str | None = None, *, user_id: str | None = None) -> int:
+        """Delete one cached entry, or a whole namespace when ``key`` is None; returns the count."""
+        scope = _scope(user_id)
+        codec.check_text(namespace, "namespace")
+        with self._conn() as conn:
+            if key is None:
+                cur = conn.execute(
+                    "DELETE FROM cache WHERE user_id = %s AND namespace = %s", (scope, esc(namespace))
+                )
+            else:
+                codec.check_text(key, "key")
+                cur = conn.execute(
+                    "DELETE FROM cache WHERE user_id = %s AND namespace = %s AND key = %s",
+                    (scope, esc(namespace), esc(key)),
+                )
+            return int(cur.rowcount)
+
+    def _extras(self) -> tuple[list[tuple[str, str]], list[tuple[str, str, str, str]]]:
+        """Every metadata and cache row, from one snapshot (for :mod:`personatree.store.copy`)."""
+        with self._tx(snapshot=True) as conn:
+            meta = [(unesc(k), unesc(v)) for k, v in conn.execute("SELECT key, value FROM meta")]
+            cache = [
+                (unesc(u), unesc(n), unesc(k), unesc(v))
+                for u, n, k, v in conn.execute("SELECT user_id, namespace, key, value FROM cache")
+            ]
+        return sorted(meta), sorted(cache)
