@@ -234,6 +234,14 @@ class RecallConfig(_Frozen):
         Weights of the dense and lexical rankings in reciprocal-rank fusion.
     speaker_boost : float
         Relevance multiplier for evidence said by a person the query names.
+    disposition_weight : float
+        Weight of the third ranking (the user's disposition leaves by cosine) in the
+        fusion, for queries about the person (routed to patterns or claims, or asking
+        about preferences).
+    disposition_boost : float
+        Relevance multiplier for disposition leaves under such queries: a stated habit
+        or constraint ("I avoid high-impact exercise") bears on advice that shares few
+        words with it.
     """
 
     budget: int = Field(default=1000, ge=1)
@@ -251,6 +259,8 @@ class RecallConfig(_Frozen):
     dense_weight: float = Field(default=1.0, ge=0.0)
     lexical_weight: float = Field(default=1.0, ge=0.0)
     speaker_boost: float = Field(default=1.3, ge=1.0, le=3.0)
+    disposition_weight: float = Field(default=1.0, ge=0.0)
+    disposition_boost: float = Field(default=1.3, ge=1.0, le=3.0)
 
 
 class PersonaTreeConfig(_Frozen):

@@ -17,6 +17,10 @@ import re
 from collections.abc import Mapping
 
 __all__ = [
+    "DISPOSITION_MARKERS",
+    "FIRST_PERSON_SUBJECT",
+    "REQUEST_LEADS",
+    "REQUEST_VERBS",
     "ADVERBS",
     "AFFECT_NEG",
     "AFFECT_POS",
@@ -85,6 +89,38 @@ STOPWORDS: frozenset[str] = frozenset(
 FIRST_PERSON: frozenset[str] = frozenset(
     "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
 )
+# The pronouns that make the speaker the subject: "me"/"my" in "Give me my schedule"
+# do not turn a request into a statement about the speaker.
+FIRST_PERSON_SUBJECT: frozenset[str] = frozenset(
+    "i we i'm i've i'd i'll we're we've we'd we'll im ive".split()
+)
+# Verbs that open a task for the other party when a sentence starts with them
+# ("List ...", "Write ...", "Compare ..."): requests to an assistant, which describe the
+# task, not the person. Social imperatives ("look", "check out", "guess") are left out
+# on purpose: between people they usually share something about the speaker.
+REQUEST_VERBS: frozenset[str] = frozenset(
+    """list give write tell show explain describe compare create generate make summarize
+    summarise translate rewrite complete continue enumerate provide suggest recommend find
+    draft design build implement fix debug convert calculate compute solve answer classify
+    extract identify analyze analyse evaluate rank sort define outline propose improve
+    edit correct paraphrase format add remove replace insert return print output act
+    pretend assume simulate respond reply rephrase proofread shorten expand elaborate
+    brainstorm prepare compose produce modify refactor optimize optimise debug test
+    visualize plot draw sketch illustrate detail clarify specify determine estimate
+    predict review critique""".split()
+)
+# Words that make a first-person sentence a lasting disposition rather than an event:
+# habits ("I usually..."), likes and aversions ("I avoid..."), and standing constraints
+# ("I follow a gluten-free diet", "... don't work for me").
+DISPOSITION_MARKERS: frozenset[str] = frozenset(
+    """usually always never rarely seldom often typically generally normally tend tends
+    prefer prefers preference rather avoid avoids follow follows allergic allergy
+    intolerant intolerance diet vegan vegetarian can't cannot won't don't doesn't
+    dislike dislikes hate hates love loves enjoy enjoys appeal appeals favorite
+    favourite fan sensitive""".split()
+)
+# Words that may precede the verb of a request ("Please list ...", "Now write ...").
+REQUEST_LEADS: frozenset[str] = frozenset("please pls plz kindly now also then and so ok okay".split())
 SECOND_PERSON: frozenset[str] = frozenset(
     "you your yours yourself yourselves you're you've you'd you'll u ur ya".split()
 )

@@ -39,7 +39,11 @@ from .lexicons import CESSATION_RE as _CESSATION_RE
 from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
 from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
 from .lexicons import FILLERS as _FILLERS
+from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
 from .lexicons import FIRST_PERSON as _FIRST_PERSON
+from .lexicons import FIRST_PERSON_SUBJECT as _FIRST_PERSON_SUBJECT
+from .lexicons import REQUEST_LEADS as _REQUEST_LEADS
+from .lexicons import REQUEST_VERBS as _REQUEST_VERBS
 from .lexicons import INTENSIFIERS as _INTENSIFIERS
 from .lexicons import IRREGULAR_3SG as _IRREGULAR_3SG
 from .lexicons import LEADING_FILLER_RE as _LEADING_FILLER_RE
@@ -70,6 +74,9 @@ __all__ = [
     "lemma",
     "content_lemmas",
     "has_first_person",
+    "is_request",
+    "is_disposition",
+    "looks_like_code",
     "is_question",
     "is_informative",
     "find_cessation",
@@ -361,6 +368,90 @@ def is_question(sentence: str) -> bool:
     return "?" in s[-6:] and _TRAIL_RE.sub("", s).endswith("?")
 
 
+# Lines of source code pasted into a chat: a statement keyword with code punctuation,
+# a comment marker, or a line ending in a bracket or semicolon.
+_CODE_RE = re.compile(
+    r"^\s*(?:(?:def|class|import|from|return|elif|except|public|private|protected|static|"
+    r"function|const|var|let|#include|SELECT|INSERT|UPDATE)\b.*[:;{(=]|(?://|/\*|#!|<\?|</?\w+>))"
+    r"|[;{}]\s*$|^\s*[\w.\[\]]+\s*(?:[-+*/]?=|==)\s*\S|\w\([^()]*\)\s*[:{]\s*$"
+)
+
+
+def looks_like_code(sentence: str) -> bool:
+    """Whether a sentence is a line of source code or markup rather than prose.
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    bool
+    """
+    return _CODE_RE.search(sentence) is not None
+
+
+def is_request(tokens: list[str]) -> bool:
+    """Whether a sentence is a task given to the other party ("List five ...").
+
+    It opens (after "please", "now"...) with a task verb such as "list", "write",
+    "compare", and the speaker is not its subject anywhere ("Write me a poem" is a
+    request; "Write it down, I always forget" says something about the speaker).
+
+    Parameters
+    ----------
+    tokens : list of str
+        Output of :func:`tokenize`.
+
+    Returns
+    -------
+    bool
+    """
+    i = 0
+    while i < len(tokens) and tokens[i] in _REQUEST_LEADS:
+        i += 1
+    return (
+        i < len(tokens)
+        and tokens[i] in _REQUEST_VERBS
+        and _FIRST_PERSON_SUBJECT.isdisjoint(tokens)
+    )
+
+
+# A choice among offered options reveals a preference ("I'll go with option 2").
+_CHOICE_RE = re.compile(
+    r"\b(?:i|we)(?:'ll| will| would| think i'll)?\s+(?:go|going|stick|opt)\s+(?:with|for)\b"
+    r"|\b(?:i|we)(?:'ll| will)?\s+(?:choose|chose|pick|picked|take)\b",
+    re.I,
+)
+
+
+def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
+    """Whether a sentence states a lasting disposition of the speaker.
+
+    The speaker is its subject ("I", "we", or "me" in "... don't appeal to me") and it
+    carries a habit, like, aversion, standing constraint or choice ("I usually...", "I
+    avoid high-impact sports", "I follow a gluten-free diet", "The paid options don't
+    work for me", "I'll go with option 2"). Such evidence matters to a request for advice even when it shares few
+    words with it: a recommendation should respect it.
+
+    Parameters
+    ----------
+    sentence : str
+    tokens : list of str, optional
+        ``tokenize(sentence)`` when the caller already has it.
+
+    Returns
+    -------
+    bool
+    """
+    toks = tokens if tokens is not None else tokenize(sentence)
+    if _FIRST_PERSON_SUBJECT.isdisjoint(toks) and "me" not in toks and "my" not in toks:
+        return False
+    if not _DISPOSITION_MARKERS.isdisjoint(toks) or _CHOICE_RE.search(sentence) is not None:
+        return True
+    return analyze_stance(sentence, toks).stance != 0
+
+
 def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
     """Whether a sentence says something about the speaker or their life.
 
@@ -372,7 +463,10 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
        pronoun and no second-person one ("Should I move to Berlin?"); questions to the
        other party ("How have you been?", "What about you?") are dropped.
     3. A statement led by "you"/"your" without any first-person pronoun is about the
-       other party ("You'd be a great counselor!") → drop.
+       other party ("You'd be a great counselor!") → drop. So is a task given to the
+       other party (:func:`is_request`: "List 20 fun things to do with my camera") and a
+       line of pasted source code (:func:`looks_like_code`): like a question to the
+       other party, they describe the task, not the speaker.
     4. Greeting/politeness phrases ("good to see you", "take care") are removed; the
        remaining content words are the tokens that are not stopwords, fillers
        ("wow", "thanks", "lol", "cool") or intensifiers. Keep when there is at least
@@ -399,6 +493,8 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
     if is_question(sentence):
         return first_person and _SECOND_PERSON.isdisjoint(toks)
     if toks[0] in _SECOND_PERSON and not first_person:
+        return False
+    if is_request(toks) or looks_like_code(sentence):
         return False
     low = normalize(sentence)
     if _FILLER_PHRASE_RE.search(low) is not None:

@@ -115,3 +115,38 @@ def test_cli_recall_json(tmp_path, embedder) -> None:
     assert data["tokens"] <= 50 and "Max" in data["text"]
     res = runner.invoke(app, ["recall", "sam", "What is my dog's name?", "--store", str(path)])
     assert res.exit_code == 0 and "route: leaf" in res.output
+
+
+def test_advice_queries_reach_stated_constraints_that_share_no_words(tmp_path, embedder) -> None:
+    """A request for advice brings back the user's standing constraint from among
+    unrelated chatter, at a budget of a few lines (the disposition retriever)."""
+    from personatree.config import PersonaTreeConfig, RecallConfig
+
+    chatter = [
+        "Our team shipped the billing dashboard for the hospital client last sprint.",
+        "The statues on the island were carved from volcanic rock centuries ago.",
+        "Their customers shop from the comfort of their homes using smartphones.",
+        "The booking system is quite niche as there are few local competitors.",
+        "The quarterly report shows revenue up in every region except the north.",
+        "Local legend held that the statues walked to their places at night.",
+        "The new bakery chain opened twelve stores across the city this spring.",
+        "Coffee prices rose sharply after the drought in Brazil.",
+        "The conference in San Francisco drew four thousand attendees.",
+        "Our landlord repainted the hallway a pale shade of green.",
+        "The museum cafe is closed on Mondays for cleaning.",
+        "The train to the airport now leaves every ten minutes.",
+    ]
+    turns = [{"messages": text, "at": f"2024-04-{1 + i % 28:02d}T10:00:00"} for i, text in enumerate(chatter)]
+    turns.insert(7, {"messages": "I follow a strict gluten-free and dairy-free diet due to severe intolerances.",
+                     "at": "2024-03-01T10:00:00"})
+    query = "Can you recommend some local cafes or bakeries in San Francisco that I should check out?"
+    off = PersonaTreeConfig(recall=RecallConfig(disposition_weight=0.0, disposition_boost=1.0))
+    shown = {}
+    for name, cfg in (("on", PersonaTreeConfig()), ("off", off)):
+        with PersonaTree.open(tmp_path / f"{name}.db", cfg, embedder=embedder) as t:
+            t.observe_many("sam", turns)
+            rec = t.recall("sam", query, budget=80)
+            assert rec.tokens <= 80
+            shown[name] = "gluten-free" in rec.text
+    assert shown["on"], "the stated diet should reach an 80-token context for a food recommendation"
+    assert not shown["off"], "without the disposition retriever the diet loses to chatter (the test's premise)"

@@ -17,7 +17,9 @@ from personatree.text import (
     find_entities,
     find_time,
     format_span,
+    is_disposition,
     is_informative,
+    looks_like_code,
     is_question,
     key_topic,
     lemma,
@@ -249,3 +251,54 @@ def test_format_span_and_suffix() -> None:
     assert format_span(d(2024, 2), d(2023, 11)) == "Nov 2023–Feb 2024"
     assert strip_summary_suffix("Loves hiking (1 mention, Mar 2024)") == "Loves hiking"
     assert strip_summary_suffix("Loves hiking (with friends)") == "Loves hiking (with friends)"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Give me a list of some PS5 exclusive games that are akin to Skyrim",
+        "List me 20 fun things to do in my home or garden with my camera",
+        "Please compare macOS and Windows for video editing.",
+        "Enumerate all the classes and functions required, without writing any code yet.",
+        "def sizeHint(self):",
+        "// check for location and the name associated with it",
+        "x = compute(3)",
+        "return total;",
+    ],
+)
+def test_tasks_for_the_other_party_and_pasted_code_are_not_about_the_speaker(sentence: str) -> None:
+    assert not is_informative(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Write it down, I always forget.",
+        "Check out my painting for the art show!",
+        "I follow a strict gluten-free and dairy-free diet due to severe intolerances.",
+        "Python 3.7.9 with tkinter and internal modules only.",
+        "I painted a sunset: it was beautiful.",
+    ],
+)
+def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> None:
+    assert is_informative(sentence)
+    assert not looks_like_code(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I follow a strict gluten-free and dairy-free diet due to severe intolerances.", True),
+        ("I tend to avoid high-energy auditions because of my knees.", True),
+        ("The other options don't work for me.", True),
+        ("I'll go with option 2, the plant-based proteins.", True),
+        ("The paid options are not really my preference at the moment.", True),
+        ("I went to the beach yesterday.", False),
+        ("We went with friends to the lake.", False),
+        ("Their customers shop from home using smartphones.", False),
+    ],
+)
+def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
+    sentence: str, expected: bool
+) -> None:
+    assert is_disposition(sentence) is expected

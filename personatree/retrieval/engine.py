@@ -137,8 +137,10 @@ def recall_state(
     pool = max(16, min(cfg.pool, budget // 10))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
-    scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools)
     wanted = set(route.schema_types)
+    # A question about the person (advice, habits, character) rather than an event.
+    personal = route.level is not Level.LEAF or "preference" in wanted
+    scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal)
     conf: dict[str, float] = {}
     lines: dict[str, str] = {}
     options: dict[str, Option] = {}
@@ -165,6 +167,8 @@ def recall_state(
         rel = sc.relevance if sc else 0.5 * calibrated(cos_of(n))
         if n.schema_type in wanted:
             rel *= cfg.schema_boost
+        if personal and n.id in state.dispositions:
+            rel *= cfg.disposition_boost
         if named and n.level is Level.LEAF:
             who = n.attributes.get("speaker")
             if isinstance(who, str) and who.lower() in named:

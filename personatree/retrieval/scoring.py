@@ -53,6 +53,7 @@ def score_nodes(
     levels: Iterable[Level],
     cfg: RecallConfig,
     pools: Mapping[Level, int] | None = None,
+    personal: bool = False,
 ) -> tuple[dict[str, Scored], dict[Level, np.ndarray]]:
     """Hybrid relevance of candidate nodes: dense and BM25 rankings fused by RRF, per level.
 
@@ -68,6 +69,11 @@ def score_nodes(
     cfg : RecallConfig
     pools : mapping of Level to int, optional
         Candidates per retriever and level (default ``cfg.pool``).
+    personal : bool
+        The query is about the person (advice, habits, character): the user's
+        disposition leaves, ranked by cosine among themselves, join the fusion as a
+        third ranking. Its share is a bonus on top of the dense + lexical scale, so
+        leaves stay comparable with claims.
 
     Returns
     -------
@@ -101,9 +107,19 @@ def score_nodes(
                 lexical.append(members[0])
         else:
             lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
-        fused = rrf_normalised(
-            [dense, lexical], k=cfg.rrf_k, weights=[cfg.dense_weight, cfg.lexical_weight]
+        fused = dict(
+            rrf_normalised(
+                [dense, lexical], k=cfg.rrf_k, weights=[cfg.dense_weight, cfg.lexical_weight]
+            )
         )
+        rows = state.disposition_rows
+        if personal and lv is Level.LEAF and s_lv is not None and arr is not None and rows.size:
+            top = (cfg.dense_weight + cfg.lexical_weight) / (cfg.rrf_k + 1) or 1.0
+            ranked = rows[top_k(s_lv[rows], pool)]
+            for i, row in enumerate(ranked):
+                x = arr.ids[int(row)]
+                bonus = cfg.disposition_weight / (cfg.rrf_k + i + 1) / top
+                fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():

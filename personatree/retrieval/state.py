@@ -16,6 +16,7 @@ import numpy as np
 
 from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
+from ..text import is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
 
 __all__ = ["LevelArrays", "RetrievalState", "turn_key", "node_doc_tokens"]
@@ -78,6 +79,10 @@ class RetrievalState:
     leaf_turn_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     turn_ids: list[str] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)
+    # Leaves stating a lasting disposition of the speaker (text.is_disposition), and
+    # their rows in the leaf matrix: a third retriever for questions about the person.
+    dispositions: set[str] = field(default_factory=set)
+    disposition_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     line_cache: dict[Hashable, tuple[str, int, int, str]] = field(default_factory=dict)
     type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
     _sig: dict[str, Hashable] = field(default_factory=dict)
@@ -123,6 +128,7 @@ class RetrievalState:
     def _drop(self, nid: str, sig: Hashable, dirty: set[str]) -> None:
         level = sig[0]  # type: ignore[index]
         if level is Level.LEAF:
+            self.dispositions.discard(nid)
             tk = self.turn_of.pop(nid, None)
             if tk is not None:
                 members = self.turn_leaves.get(tk, [])
@@ -134,6 +140,8 @@ class RetrievalState:
 
     def _add(self, n: Node, dirty: set[str]) -> None:
         if n.level is Level.LEAF:
+            if is_disposition(n.content):
+                self.dispositions.add(n.id)
             tk = turn_key(n)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])
@@ -158,6 +166,10 @@ class RetrievalState:
         for e in graph.edges(EdgeKind.SUPPORT):
             self.parent[e.src] = e.dst
             self.children.setdefault(e.dst, []).append(e.src)
+        leaf_row = self.arrays[Level.LEAF].row
+        self.disposition_rows = np.fromiter(
+            sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
+        )
         self.turn_ids = list(self.turn_leaves)
         trow = {tk: i for i, tk in enumerate(self.turn_ids)}
         leaf_ids = self.arrays[Level.LEAF].ids
