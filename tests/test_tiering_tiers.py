@@ -186,3 +186,24 @@ def test_profile_renders_tier_one_within_budget(graph, registry) -> None:
     tight = render_profile(st, graph, registry, counter, 40, NOW)
     assert tight.tokens <= 40 and 0 < len(tight.items) < len(full.items)
     assert tight.items[0].level is Level.ROOT  # durable claims survive a tight budget first
+
+
+def test_a_hot_answer_that_the_archive_beats_goes_deeper(graph, embedder, registry) -> None:
+    """The hot tiers hold a passable match, the archive a much closer one: with the
+    archive check the search goes to tier 3; trusting the hot tiers alone it stops."""
+    g = graph.copy()
+    q = "Did I run the Berlin marathon?"
+    v = embedder.embed([q])[0]
+    router = default_router(embedder)
+    full = RetrievalState(g).refresh(g, 1)
+    loose = dict(S=1, K=2, H=2, top_roots=1, sufficient_hits=1, sufficient_cosine=0.0)
+    tiers = {}
+    for name, k in (("checked", 3), ("trusting", 0)):
+        cfg = TieringConfig(archive_k=k, **loose)
+        st = tier_state(g, registry, NOW, cfg, 1)
+        assert "l7" not in st.hot  # the marathon leaf is cold
+        res = search_tiers(st, g, full, q, v, router.route_vector(q, v), registry=registry,
+                           counter=WordCounter(), budget=120, now=NOW, cfg=RecallConfig(), tcfg=cfg)
+        tiers[name] = (res.tier, "Berlin" in res.recall.text)
+    assert tiers["trusting"] == (1, False)
+    assert tiers["checked"] == (3, True)

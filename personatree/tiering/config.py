@@ -56,6 +56,14 @@ class TieringConfig(_Frozen):
         ≲0.2).
     sufficient_hits : int
         Search stops at a tier when at least this many recalled items are sufficient.
+    archive_k, archive_margin : int, float
+        A hot tier's answer is accepted only when the archive's closest nodes to the
+        query (up to ``archive_k``, within ``archive_margin`` of the best cosine; one
+        matrix product over the archive, no scoring or packing) are all in that tier:
+        the best evidence is known to be hot. ``archive_k=0`` (the default) trusts the
+        hot tiers alone: fastest, and it misses evidence that went cold. On LoCoMo dev
+        the check with ``archive_k=3`` won back only about one point of evidence recall
+        while a fall-through to the archive became far more common (BENCHMARKS.md).
     promote_max : int
         At most this many tier-3 hits of one recall (most relevant first) are
         considered for promotion, so one broad query cannot flush tier 2.
@@ -77,5 +85,7 @@ class TieringConfig(_Frozen):
     profile_budget: int = Field(default=400, ge=16)
     sufficient_cosine: float = Field(default=0.55, ge=-1.0, le=1.0)
     sufficient_hits: int = Field(default=2, ge=1)
+    archive_k: int = Field(default=0, ge=0)
+    archive_margin: float = Field(default=0.05, ge=0.0, le=2.0)
     promote_max: int = Field(default=4, ge=0)
     hot_children: int = Field(default=8, ge=0)

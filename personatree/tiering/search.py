@@ -7,7 +7,11 @@ candidate set shrinks. A tier's answer is *sufficient* when at least
 ``sufficient_hits`` of the items it would show have cosine ≥ ``sufficient_cosine``
 to the query (the documented threshold; MiniLM puts paraphrases at ≳0.55), or when
 an abstract query (routed to mids or roots) is answered by a claim of its level
-(see :func:`sufficient`). Otherwise the search goes one tier deeper. Tier 3 is the plain engine over the whole tree (the
+(see :func:`sufficient`), and, when ``archive_k > 0``, the archive's closest nodes to
+the query (up to ``archive_k``, within ``archive_margin`` of the best cosine) are all
+in that tier (:func:`archive_top`: one matrix product, no scoring or packing of the
+archive), so the best evidence is known to be hot. Otherwise the search goes
+one tier deeper. Tier 3 is the plain engine over the whole tree (the
 raw log stays reachable through each leaf's provenance); its most relevant hits
 (up to ``promote_max``) not yet hot are scored on access and may be promoted into
 tier 2.
@@ -25,6 +29,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..graph import MemoryGraph
+from ..index import top_k
 from ..retrieval.engine import recall_state
 from ..retrieval.result import Recall
 from ..retrieval.state import RetrievalState
@@ -32,8 +37,8 @@ from ..types import Level, Route
 from .config import TieringConfig
 from .tiers import TierState, hot_graph, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "hot_states", "search_tiers", "tiered_recall", "tiers_of",
-           "tiering_config"]
+__all__ = ["TieredResult", "sufficient", "archive_top", "hot_states", "search_tiers",
+           "tiered_recall", "tiers_of", "tiering_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,51 @@ def sufficient(result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, c
     return False
 
 
+def archive_top(
+    state: RetrievalState,
+    qvec: np.ndarray,
+    k: int,
+    levels: Sequence[Level] | None = None,
+    margin: float = 2.0,
+) -> list[str]:
+    """The nodes closest to the query in the whole archive (one matrix product per level).
+
+    At most ``k`` of them, and only those within ``margin`` of the best cosine: the
+    contenders for best evidence, not the runners-up far behind.
+
+    Parameters
+    ----------
+    state : RetrievalState
+        The whole tree's retrieval state.
+    qvec : ndarray
+    k : int
+    levels : sequence of Level, optional
+        Only these levels (default all).
+    margin : float
+        Keep only nodes whose cosine is at least the best minus this.
+
+    Returns
+    -------
+    list of str
+        Node ids, closest first.
+    """
+    ids: list[str] = []
+    sims: list[np.ndarray] = []
+    for lv, arr in state.arrays.items():
+        if (levels and lv not in levels) or not arr.ids:
+            continue
+        s = arr.matrix @ qvec
+        top = top_k(s, k)
+        ids.extend(arr.ids[int(i)] for i in top)
+        sims.append(s[top])
+    if not ids:
+        return []
+    flat = np.concatenate(sims)
+    order = np.argsort(-flat, kind="stable")[:k]
+    best = float(flat[order[0]])
+    return [ids[int(i)] for i in order if float(flat[int(i)]) >= best - margin]
+
+
 def hot_states(tstate: TierState, graph: MemoryGraph, cfg: TieringConfig) -> tuple[RetrievalState, RetrievalState]:
     """Retrieval states over tier 1 and over tiers 1+2, cached by tier membership.
 
@@ -149,13 +199,23 @@ def search_tiers(
     """
     kw = dict(registry=registry, counter=counter, budget=budget, now=now, cfg=cfg, levels=levels)
     t1, t12 = hot_states(tstate, graph, tcfg)
+    full_state: RetrievalState | None = None
+    archive: list[str] | None = None
     for tier, st in ((1, t1), (2, t12)):
         if not st.nodes:
             continue
         res = recall_state(st, query, qvec, route, **kw)  # type: ignore[arg-type]
-        if sufficient(res, st.nodes, qvec, tcfg):
+        if not sufficient(res, st.nodes, qvec, tcfg):
+            continue
+        if tcfg.archive_k == 0 or qvec is None:
             return TieredResult(res, tier)
-    full_state = full() if callable(full) else full
+        if archive is None:
+            full_state = full() if callable(full) else full
+            archive = archive_top(full_state, qvec, tcfg.archive_k, levels, tcfg.archive_margin)
+        if all(n in st.nodes for n in archive):
+            return TieredResult(res, tier)
+    if full_state is None:
+        full_state = full() if callable(full) else full
     res = recall_state(full_state, query, qvec, route, **kw)  # type: ignore[arg-type]
     # The most relevant hits are the ones worth keeping warm; promote those first.
     best = sorted(res.items, key=lambda i: -i.relevance)[: tcfg.promote_max]
