@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import threading
 import time
@@ -23,7 +24,7 @@ import numpy as np
 
 from .clock import SystemClock
 from .config import PersonaTreeConfig
-from .errors import InputError, StaleStateError, UnknownNodeError, UnknownUserError
+from .errors import ConfigError, InputError, StaleStateError, UnknownNodeError, UnknownUserError
 from .forgetting import forget_node
 from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
@@ -94,6 +95,48 @@ def leaf_id(user_id: str, observation_id: str, turn: int, sentence: int) -> str:
     return "lf_" + h[:20]
 
 
+_EMBEDDER_KEY = "personatree.embedder"
+
+
+def _embedder_meta(embedder: Embedder) -> dict[str, Any]:
+    return {"name": embedder.name, "dim": int(embedder.dim)}
+
+
+def _check_embedder(store: Store, embedder: Embedder) -> bool:
+    """Refuse an embedder other than the one the store was built with.
+
+    Vectors of two models live in different spaces, so a tree embedded with one model
+    and searched with another would rank nonsense (or fail on a dimension mismatch).
+    The embedder is recorded with the first write (so a command that fails writes
+    nothing); stores from before that record are checked per user when loaded.
+
+    Returns
+    -------
+    bool
+        Whether the store already records this embedder.
+
+    Raises
+    ------
+    ConfigError
+        The store was built with another embedder (name or dimension).
+    """
+    mine = _embedder_meta(embedder)
+    raw = store.get_meta(_EMBEDDER_KEY)
+    if raw is None:
+        return False
+    try:
+        theirs = json.loads(raw)
+    except ValueError:
+        theirs = {"name": raw}
+    if theirs != mine:
+        raise ConfigError(
+            f"this store was built with the embedder {theirs.get('name')!r} "
+            f"({theirs.get('dim', '?')} dimensions); it was opened with {mine['name']!r} "
+            f"({mine['dim']}): open it with the embedder it was built with"
+        )
+    return True
+
+
 class PersonaTree:
     """An evidence-tree memory over one store.
 
@@ -137,6 +180,8 @@ class PersonaTree:
         self._lock = threading.RLock()
         # Components with write-behind state (recall access counts) flush here on close.
         self._close_hooks: list[Callable[[], None]] = []
+        # Set by open(): whether the store records this embedder yet (see _check_embedder).
+        self._embedder_recorded = True
 
     # -- construction -----------------------------------------------------------------
 
@@ -200,8 +245,16 @@ class PersonaTree:
             from .redact import Redactor
 
             redactor = Redactor(patterns=cfg.redact)
-        return cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg,
+        try:
+            recorded = _check_embedder(st, emb)
+        except BaseException:
+            if store is None:
+                st.close()
+            raise
+        tree = cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg,
                    clock=clock or SystemClock(), redactor=redactor)
+        tree._embedder_recorded = recorded
+        return tree
 
     def close(self) -> None:
         """Flush pending write-behind state and close the store."""
@@ -223,8 +276,16 @@ class PersonaTree:
     def _load(self, user_id: str) -> _Cached:
         # One snapshot for rows and version: a cache can never be newer than its version.
         nodes, edges, version = self.store.load_graph_with_version(user_id)
+        dim = self.embedder.dim
         g = MemoryGraph(user_id)
         for n in nodes:
+            if n.embedding is not None and n.embedding.shape[-1] != dim:
+                # A store written before the embedder was recorded in it (see open()).
+                raise ConfigError(
+                    f"user {user_id!r} was embedded with {n.embedding.shape[-1]}-dimensional vectors; "
+                    f"the embedder {self.embedder.name!r} gives {dim}: open the store with the "
+                    "embedder it was built with"
+                )
             g.add_node(n)
         for e in edges:
             g.add_edge(e)
@@ -272,6 +333,9 @@ class PersonaTree:
                         return result
                     change.expected_version = state.version
                     state.version = self.store.commit(change)
+                    if not self._embedder_recorded:
+                        self.store.set_meta(_EMBEDDER_KEY, json.dumps(_embedder_meta(self.embedder), sort_keys=True))
+                        self._embedder_recorded = True
                     return result
                 except StaleStateError:
                     self._cache.pop(user_id, None)

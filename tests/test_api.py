@@ -192,3 +192,31 @@ def test_custom_redactor_hook(db_path, embedder) -> None:
     with PersonaTree.open(db_path, embedder=embedder, redactor=lambda s: s.replace("Quimby", "[NAME]")) as t:
         rep = t.observe("ana", say("My friend Quimby lives in Oslo."), at=T0)
         assert all("Quimby" not in t.node("ana", d.leaf_id).content for d in rep.decisions)
+
+
+def test_a_store_refuses_another_embedder_with_a_typed_error(tmp_path, embedder) -> None:
+    from personatree import ConfigError
+    from personatree.embedders import HashingEmbedder
+
+    path = tmp_path / "e.db"
+    with PersonaTree.open(path, embedder=HashingEmbedder(256)) as t:
+        t.observe("ana", "I love spicy food.", at=T0)
+        before = t.store.checksum("ana")
+    for other in (embedder, HashingEmbedder(128)):
+        with pytest.raises(ConfigError, match="built with the embedder 'hashing-256'"):
+            PersonaTree.open(path, embedder=other)
+    with PersonaTree.open(path, embedder=HashingEmbedder(256)) as t:  # the right one still works
+        assert t.store.checksum("ana") == before and t.search("ana", "spicy", k=1)
+
+
+def test_a_store_from_before_the_embedder_was_recorded_is_checked_per_user(tmp_path) -> None:
+    from personatree import ConfigError
+    from personatree.embedders import HashingEmbedder
+
+    path = tmp_path / "old.db"
+    with PersonaTree.open(path, embedder=HashingEmbedder(256)) as t:
+        t.observe("ana", "I love spicy food.", at=T0)
+        t.store.set_meta("personatree.embedder", json.dumps({"name": "hashing-64", "dim": 64}))
+    with PersonaTree.open(path, embedder=HashingEmbedder(64)) as t:
+        with pytest.raises(ConfigError, match="256-dimensional"):
+            t.search("ana", "spicy", k=1)
