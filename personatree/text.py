@@ -37,26 +37,26 @@ from .lexicons import AFFECT_POS as _AFFECT_POS
 from .lexicons import CESSATION_CANCEL_RE as _CESSATION_CANCEL_RE
 from .lexicons import CESSATION_RE as _CESSATION_RE
 from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
-from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
-from .lexicons import FILLERS as _FILLERS
 from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
+from .lexicons import FILLERS as _FILLERS
+from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
 from .lexicons import FIRST_PERSON as _FIRST_PERSON
 from .lexicons import FIRST_PERSON_SUBJECT as _FIRST_PERSON_SUBJECT
-from .lexicons import REQUEST_LEADS as _REQUEST_LEADS
-from .lexicons import REQUEST_VERBS as _REQUEST_VERBS
 from .lexicons import INTENSIFIERS as _INTENSIFIERS
 from .lexicons import IRREGULAR_3SG as _IRREGULAR_3SG
 from .lexicons import LEADING_FILLER_RE as _LEADING_FILLER_RE
 from .lexicons import LIGHT_VERBS as _LIGHT_VERBS  # noqa: F401  (kept importable)
 from .lexicons import LIKE_FORMS as _LIKE_FORMS
 from .lexicons import LIKE_SUBJECTS as _LIKE_SUBJECTS
-from .lexicons import NEG_EXEMPT as _NEG_EXEMPT
 from .lexicons import NEGATORS as _NEGATORS
+from .lexicons import NEG_EXEMPT as _NEG_EXEMPT
 from .lexicons import NO_SPLIT_ABBR as _NO_SPLIT_ABBR
 from .lexicons import PAST_IRREGULAR as _PAST_IRREGULAR
 from .lexicons import POSITIVE_NEGATED as _POSITIVE_NEGATED
 from .lexicons import PRED_ADJ as _PRED_ADJ  # noqa: F401  (kept importable)
 from .lexicons import PRONOUN_CAPS as _PRONOUN_CAPS
+from .lexicons import REQUEST_LEADS as _REQUEST_LEADS
+from .lexicons import REQUEST_VERBS as _REQUEST_VERBS
 from .lexicons import SECOND_PERSON as _SECOND_PERSON
 from .lexicons import STANCE_NEG as _STANCE_NEG
 from .lexicons import STANCE_POS as _STANCE_POS
