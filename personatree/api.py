@@ -95,7 +95,7 @@ def leaf_id(user_id: str, observation_id: str, turn: int, sentence: int) -> str:
     return "lf_" + h[:20]
 
 
-_EMBEDDER_KEY = "personatree.embedder"
+EMBEDDER_META_KEY = "personatree.embedder"
 
 
 def _embedder_meta(embedder: Embedder) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def _check_embedder(store: Store, embedder: Embedder) -> bool:
         The store was built with another embedder (name or dimension).
     """
     mine = _embedder_meta(embedder)
-    raw = store.get_meta(_EMBEDDER_KEY)
+    raw = store.get_meta(EMBEDDER_META_KEY)
     if raw is None:
         return False
     try:
@@ -334,7 +334,7 @@ class PersonaTree:
                     change.expected_version = state.version
                     state.version = self.store.commit(change)
                     if not self._embedder_recorded:
-                        self.store.set_meta(_EMBEDDER_KEY, json.dumps(_embedder_meta(self.embedder), sort_keys=True))
+                        self.store.set_meta(EMBEDDER_META_KEY, json.dumps(_embedder_meta(self.embedder), sort_keys=True))
                         self._embedder_recorded = True
                     return result
                 except StaleStateError:

@@ -106,11 +106,31 @@ def open_tree(store: str, *, must_exist: bool = True) -> Any:
     config = PersonaTreeConfig()
     st = open_store(store, busy_timeout_s=config.busy_timeout_s)
     try:
+        # A store records the embedder it was built with: use that one, so the CLI
+        # reads any store its library wrote.
+        recorded = _recorded_embedder(st)
+        if recorded is not None:
+            config = config.model_copy(update={"embedder": recorded})
         _quiet_model_loading()
         return PersonaTree.open(store, config, store=st)
     except BaseException:
         st.close()
         raise
+
+
+def _recorded_embedder(st: Any) -> str | None:
+    """The embedder spec a store records (see ``PersonaTree.open``), if any."""
+    from .api import EMBEDDER_META_KEY
+    from .embedders import spec_of
+
+    raw = st.get_meta(EMBEDDER_META_KEY)
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+        return spec_of(str(meta["name"]), meta.get("dim"))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _quiet_model_loading() -> None:

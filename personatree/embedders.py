@@ -172,6 +172,29 @@ class HashingEmbedder:
         return np.stack([self._one(t) for t in texts]).astype(np.float32)
 
 
+def spec_of(name: str, dim: int | None = None) -> str:
+    """The :func:`make_embedder` spec that rebuilds an embedder from its ``name``.
+
+    The inverse of the ``name`` properties: ``all-MiniLM-L6-v2`` is the packaged
+    default, ``hashing-<dim>`` the fake, anything else a model name or path.
+
+    Parameters
+    ----------
+    name : str
+    dim : int, optional
+        Unused for the known names; kept so callers can pass what a store records.
+
+    Returns
+    -------
+    str
+    """
+    if name == "all-MiniLM-L6-v2":
+        return "default"
+    if name.startswith("hashing-") and name[len("hashing-"):].isdigit():
+        return "hashing:" + name[len("hashing-"):]
+    return name
+
+
 def make_embedder(spec: str = "default", batch_size: int = 64) -> SentenceTransformerEmbedder | HashingEmbedder:
     """Build an embedder from a config string.
 
