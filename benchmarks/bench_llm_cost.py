@@ -106,34 +106,6 @@ class OfflineMimic:
         return {"claim": claim[:280], "polarity": 0, "topic": "", "evidence": [d["id"] for d in data]}
 
 
-class _MemoEmbedder:
-    """The real embedder with a per-text memo: the mocked model, the judge and the tree
-    embed the same sentences, and this benchmark counts calls and tokens, not time."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.memo: dict[str, Any] = {}
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        import numpy as np
-
-        todo = list(dict.fromkeys(t for t in texts if t not in self.memo))
-        if todo:
-            for t, v in zip(todo, self.inner.embed(todo)):
-                self.memo[t] = v
-        if not texts:
-            return self.inner.embed([])
-        return np.stack([self.memo[t] for t in texts])
-
-
 def _data(user_message: str) -> Any:
     start = user_message.index("<data>\n") + len("<data>\n")
     end = user_message.index("\n</data>", start)
@@ -149,6 +121,7 @@ def run(
     from personatree import FixedClock, PersonaTree
     from personatree.bench.datasets.locomo import load_locomo
     from personatree.bench.systems import interaction
+    from personatree.bench.resources import CachedEmbedder
     from personatree.embedders import SentenceTransformerEmbedder
     from personatree.judge import LLMJudge
     from personatree.judge.accounting import count_prompt_tokens, count_text_tokens
@@ -164,7 +137,9 @@ def run(
             names = list(dict.fromkeys(t.session for t in c.turns))[:sessions]
             keep.append(replace(c, turns=tuple(t for t in c.turns if t.session in names)))
         ds = replace(ds, conversations=tuple(keep))
-    embedder = _MemoEmbedder(SentenceTransformerEmbedder())
+    # The mocked model, the judge and the tree embed the same sentences; this benchmark
+    # counts calls and tokens, not time, so each distinct text is embedded once.
+    embedder = CachedEmbedder(SentenceTransformerEmbedder())
     registry = SchemaRegistry.load()
     mimic = OfflineMimic(embedder, registry)
     turns = sum(len(c.turns) for c in ds.conversations)

@@ -134,7 +134,7 @@ def scaling(args: argparse.Namespace, emb: SentenceTransformerEmbedder) -> list[
     router = default_router(emb)
     counter = shared_counter("gpt-4o-mini")
     registry = SchemaRegistry.load()
-    cfg, tcfg = RecallConfig(budget=args.budget), TieringConfig()
+    cfg, tcfg = RecallConfig(budget=args.budget), TieringConfig(archive_k=args.archive_k)
     qrng = random.Random(7)
     queries = [fill(qrng.choice(QUERY_T), qrng) for _ in range(args.queries)]
     qvecs = emb.embed(queries)
@@ -177,7 +177,7 @@ def locomo(args: argparse.Namespace, emb: SentenceTransformerEmbedder) -> dict:
     data = load_locomo(args.locomo, limit=args.limit)
     counter = make_token_counter("gpt-4o-mini")
     eng = PersonaTreeEngine(emb, counter)
-    tcfg = TieringConfig()
+    tcfg = TieringConfig(archive_k=args.archive_k)
     res: dict = {"off": [], "on": [], "tiers": Counter(), "lat_off": [], "lat_on": [], "turns": 0, "ingest_s": 0.0}
     try:
         for conv in data.conversations:
@@ -217,6 +217,8 @@ def main() -> None:
     ap.add_argument("--locomo", default=str(LOCOMO))
     ap.add_argument("--limit", type=int, default=None, help="LoCoMo conversations (default: all)")
     ap.add_argument("--skip-locomo", action="store_true")
+    ap.add_argument("--archive-k", type=int, default=0,
+                    help="TieringConfig.archive_k: check the archive's closest nodes before trusting a hot answer")
     args = ap.parse_args()
     emb = SentenceTransformerEmbedder()
     rows = scaling(args, emb) if args.sizes else []

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
+from .frozen import Frozen as _Frozen
 from .tiering.config import TieringConfig
 
 __all__ = [
@@ -24,17 +25,6 @@ __all__ = [
     "PersonaTreeConfig",
     "derive",
 ]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    def __init__(self, **data: Any) -> None:
-        # One exception tree: invalid settings surface as ConfigError, not pydantic's type.
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise ConfigError(f"{type(self).__name__}: {exc}") from None
 
 
 class ConfidenceConfig(_Frozen):
@@ -240,7 +230,7 @@ class RecallConfig(_Frozen):
         about preferences).
     disposition_boost : float
         Relevance multiplier for disposition leaves under such queries: a stated habit
-        or constraint ("I avoid high-impact exercise") bears on advice that shares few
+        or constraint ("I avoid loud crowded bars") bears on advice that shares few
         words with it.
     """
 

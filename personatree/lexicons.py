@@ -111,7 +111,7 @@ REQUEST_VERBS: frozenset[str] = frozenset(
 )
 # Words that make a first-person sentence a lasting disposition rather than an event:
 # habits ("I usually..."), likes and aversions ("I avoid..."), and standing constraints
-# ("I follow a gluten-free diet", "... don't work for me").
+# ("I keep a nut-free diet", "... doesn't suit me").
 DISPOSITION_MARKERS: frozenset[str] = frozenset(
     """usually always never rarely seldom often typically generally normally tend tends
     prefer prefers preference rather avoid avoids follow follows allergic allergy

@@ -417,7 +417,7 @@ def is_request(tokens: list[str]) -> bool:
     )
 
 
-# A choice among offered options reveals a preference ("I'll go with option 2").
+# A choice among offered options reveals a preference ("I'll go with the second one").
 _CHOICE_RE = re.compile(
     r"\b(?:i|we)(?:'ll| will| would| think i'll)?\s+(?:go|going|stick|opt)\s+(?:with|for)\b"
     r"|\b(?:i|we)(?:'ll| will)?\s+(?:choose|chose|pick|picked|take)\b",
@@ -430,9 +430,9 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
 
     The speaker is its subject ("I", "we", or "me" in "... don't appeal to me") and it
     carries a habit, like, aversion, standing constraint or choice ("I usually...", "I
-    avoid high-impact sports", "I follow a gluten-free diet", "The paid options don't
-    work for me", "I'll go with option 2"). Such evidence matters to a request for advice even when it shares few
-    words with it: a recommendation should respect it.
+    avoid loud crowded bars", "I keep a nut-free diet", "Those plans don't work for
+    me", "I'll go with the second one"). Such evidence matters to a request for advice
+    even when it shares few words with it: a recommendation should respect it.
 
     Parameters
     ----------
@@ -464,7 +464,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
        other party ("How have you been?", "What about you?") are dropped.
     3. A statement led by "you"/"your" without any first-person pronoun is about the
        other party ("You'd be a great counselor!") → drop. So is a task given to the
-       other party (:func:`is_request`: "List 20 fun things to do with my camera") and a
+       other party (:func:`is_request`: "Write me a packing list for Iceland") and a
        line of pasted source code (:func:`looks_like_code`): like a question to the
        other party, they describe the task, not the speaker.
     4. Greeting/politeness phrases ("good to see you", "take care") are removed; the
@@ -472,7 +472,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
        ("wow", "thanks", "lol", "cool") or intensifiers. Keep when there is at least
        one content word and either a first-person pronoun, a stance or affect word
        ("Swimming is fun."), or at least two content words ("The kids loved the beach
-       trip."). So "Hey Mel!", "Thanks!", "That's so cool!" are dropped.
+       trip."). So "Hey Mari!", "Thanks!", "That's so cool!" are dropped.
 
     Parameters
     ----------
@@ -518,7 +518,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
         return False
     if first_person or n_content >= 2:
         return True
-    # A lone capitalised content word is a vocative ("Great, Melanie!"), not content.
+    # A lone capitalised content word is a vocative ("Great, Marisol!"), not content.
     return sentiment and not (last and last[:1].upper() + last[1:] in sentence[1:])
 
 
@@ -769,11 +769,11 @@ _POSSESSIVE_RE = re.compile(r"'s$|'$")
 def find_entities(text: str) -> list[str]:
     """Capitalised names and places, and numbers, in order of appearance, deduplicated.
 
-    A capitalised run of words is a candidate ("Anna", "New York", "LGBTQ"). "I" and
+    A capitalised run of words is a candidate ("Anna", "New York", "NAMI"). "I" and
     its contractions are skipped, possessive "'s" is stripped, and the sentence-initial
     word, which is capitalised anyway, is dropped when it is a function word, filler or
     time word, or a lone word that is not all-caps (so "The kids", "Painting's fun" give
-    nothing but "Hey Anna" gives "Anna" and "LGBTQ groups" gives "LGBTQ"). Numbers
+    nothing but "Hey Anna" gives "Anna" and "NAMI groups" gives "NAMI"). Numbers
     ("10k", "3.5", "2022", "7th") are kept as they are.
 
     Parameters
@@ -805,7 +805,7 @@ def find_entities(text: str) -> list[str]:
                 elif len(words) == 1 and not (first.isupper() and len(first) > 1):
                     words = []
             words = [w for w in words if w and w not in _PRONOUN_CAPS]
-            # Function words stranded inside a run ("Thanks Mel And") are not names.
+            # Function words stranded inside a run ("Thanks Mari And") are not names.
             while words and words[-1].lower() in STOPWORDS:
                 words.pop()
             if not words:
@@ -833,8 +833,8 @@ def key_topic(tokens: list[str], max_words: int = 3) -> str:
     runs; numbers are ignored. The longest run wins, the first on ties, cut to
     ``max_words``. This picks the object of the stance verb ("I love hiking in the
     mountains" → "hiking"), the governed noun ("I'm allergic to peanuts" →
-    "peanuts") or the main noun phrase ("I went to a LGBTQ support group" →
-    "lgbtq support group").
+    "peanuts") or the main noun phrase ("I went to a NAMI support group" →
+    "nami support group").
 
     Parameters
     ----------

@@ -188,7 +188,7 @@ def test_parse_evidence_is_lenient() -> None:
 
 def test_parse_locomo_date() -> None:
     assert parse_locomo_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-    assert parse_locomo_date("12:09 am on 13 September, 2023") == datetime(2023, 9, 13, 0, 9, tzinfo=timezone.utc)
+    assert parse_locomo_date("12:41 am on 2 October, 2022") == datetime(2022, 10, 2, 0, 41, tzinfo=timezone.utc)
     assert parse_locomo_date("12:30 pm on 1 Jan 2024") == datetime(2024, 1, 1, 12, 30, tzinfo=timezone.utc)
     assert parse_locomo_date("2023-05-08T10:00:00") == datetime(2023, 5, 8, 10, tzinfo=timezone.utc)
     assert parse_locomo_date("sometime") is None

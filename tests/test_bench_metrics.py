@@ -90,8 +90,8 @@ def test_rrf() -> None:
 
 
 def test_lexical_tokens() -> None:
-    assert lexical_tokens("What did Caroline do at the LGBTQ support group?") == [
-        "caroline", "lgbtq", "support", "group"]
+    assert lexical_tokens("What did Corinne do at the NAMI support group?") == [
+        "corinne", "nami", "support", "group"]
 
 
 def test_packing() -> None:

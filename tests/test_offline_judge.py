@@ -89,7 +89,7 @@ def test_implements_the_judge_protocol(judge: OfflineJudge) -> None:
 def test_extract_keeps_self_statements_and_drops_the_rest(judge: OfflineJudge) -> None:
     o = obs(
         "o1",
-        Message("user", "Hey Mel! Good to see you! How have you been? I love hiking in the mountains."),
+        Message("user", "Hey Mari! Good to see you! How have you been? I love hiking in the mountains."),
         Message("assistant", "That sounds lovely! I enjoy helping you plan hikes."),
         Message("system", "You are a helpful assistant."),
         Message("user", "Thanks! The kids loved the beach trip. What about you?"),
@@ -126,14 +126,14 @@ def test_extract_embeds_everything_in_one_batch(embedder: Embedder, registry: Sc
 def test_extract_locomo_style_speakers(judge: OfflineJudge) -> None:
     o = obs(
         "D1",
-        Message("user", "Hey Caroline! I went to a LGBTQ support group yesterday and it was so powerful.",
-                name="Caroline"),
-        Message("user", "Wow, that's cool! I'm swamped with the kids & work.", name="Melanie"),
+        Message("user", "Hey Corinne! I went to a NAMI support group yesterday and it was so moving.",
+                name="Corinne"),
+        Message("user", "Wow, that's cool! I'm buried in school runs & work.", name="Marisol"),
     )
     [drafts] = judge.extract([o])
-    assert [(d.attributes["speaker"], d.provenance.turn) for d in drafts] == [("Caroline", 0), ("Melanie", 1)]
+    assert [(d.attributes["speaker"], d.provenance.turn) for d in drafts] == [("Corinne", 0), ("Marisol", 1)]
     assert drafts[0].attributes["time"] == "yesterday"
-    assert "LGBTQ" in drafts[0].attributes["entities"]
+    assert "NAMI" in drafts[0].attributes["entities"]
     assert drafts[0].schema_type == "event"
 
 
@@ -259,11 +259,11 @@ def test_negated_fact_conflicts(judge, embedder) -> None:
 @pytest.mark.parametrize(
     ("query", "level"),
     [("Why does she volunteer so much?", Level.ROOT),
-     ("What kind of person is Caroline?", Level.ROOT),
-     ("Would Melanie enjoy a pottery class?", Level.ROOT),
+     ("What kind of person is Corinne?", Level.ROOT),
+     ("Would Marisol enjoy a pottery class?", Level.ROOT),
      ("What does he usually do on weekends?", Level.MID),
      ("What has she been reading lately?", Level.MID),
-     ("When did Caroline go to the support group?", Level.LEAF)],
+     ("When did Corinne go to the book club?", Level.LEAF)],
 )
 def test_route_fallback(judge: OfflineJudge, query: str, level: Level) -> None:
     r = judge.route(query)

@@ -124,22 +124,22 @@ def test_advice_queries_reach_stated_constraints_that_share_no_words(tmp_path, e
 
     chatter = [
         "Our team shipped the billing dashboard for the hospital client last sprint.",
-        "The statues on the island were carved from volcanic rock centuries ago.",
-        "Their customers shop from the comfort of their homes using smartphones.",
-        "The booking system is quite niche as there are few local competitors.",
+        "The cathedral roof took forty years to restore after the fire.",
+        "The warehouse ships parcels to four countries every Tuesday.",
+        "The ticket office moved to the second floor of the station.",
         "The quarterly report shows revenue up in every region except the north.",
-        "Local legend held that the statues walked to their places at night.",
+        "The old lighthouse was turned into a small maritime museum.",
         "The new bakery chain opened twelve stores across the city this spring.",
         "Coffee prices rose sharply after the drought in Brazil.",
-        "The conference in San Francisco drew four thousand attendees.",
+        "The conference in Chicago drew four thousand attendees.",
         "Our landlord repainted the hallway a pale shade of green.",
         "The museum cafe is closed on Mondays for cleaning.",
         "The train to the airport now leaves every ten minutes.",
     ]
     turns = [{"messages": text, "at": f"2024-04-{1 + i % 28:02d}T10:00:00"} for i, text in enumerate(chatter)]
-    turns.insert(7, {"messages": "I follow a strict gluten-free and dairy-free diet due to severe intolerances.",
+    turns.insert(7, {"messages": "I keep to a strict nut-free and egg-free diet because of severe allergies.",
                      "at": "2024-03-01T10:00:00"})
-    query = "Can you recommend some local cafes or bakeries in San Francisco that I should check out?"
+    query = "Can you suggest a few bakeries or brunch spots in Chicago I should try this weekend?"
     off = PersonaTreeConfig(recall=RecallConfig(disposition_weight=0.0, disposition_boost=1.0))
     shown = {}
     for name, cfg in (("on", PersonaTreeConfig()), ("off", off)):
@@ -147,6 +147,6 @@ def test_advice_queries_reach_stated_constraints_that_share_no_words(tmp_path, e
             t.observe_many("sam", turns)
             rec = t.recall("sam", query, budget=80)
             assert rec.tokens <= 80
-            shown[name] = "gluten-free" in rec.text
+            shown[name] = "nut-free" in rec.text
     assert shown["on"], "the stated diet should reach an 80-token context for a food recommendation"
     assert not shown["off"], "without the disposition retriever the diet loses to chatter (the test's premise)"

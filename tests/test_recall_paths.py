@@ -49,7 +49,7 @@ LEAVES = [
     "I want to learn Portuguese this year.",
     "We adopted a kitten named Luna in May.",
     "I prefer tea over coffee in the evening.",
-    "Caroline went to the LGBTQ support group yesterday.",
+    "Corinne went to the NAMI support group yesterday.",
 ]
 MIDS = [
     ("preference", "Loves hiking (3 mentions, Jan–Mar 2024)"),

@@ -16,9 +16,9 @@ from personatree.retrieval.tokens import CachedCounter, LiteLLMTokenCounter
 
 
 def test_tokenize_keeps_names_dates_numbers() -> None:
-    toks = tokenize("On August 15, 1969, Caroline's bus left at 3:30pm after a 10k run in Tromøy.")
+    toks = tokenize("On August 15, 1969, Corinne's bus left at 3:30pm after a 10k run in Tromøy.")
     assert {
-        "caroline",
+        "corinne",
         "bus",
         "3:30pm",
         "10k",
@@ -34,9 +34,9 @@ def test_tokenize_keeps_names_dates_numbers() -> None:
 
 def _docs() -> dict[str, str]:
     return {
-        "a": "Caroline went to the LGBTQ support group",
-        "b": "Melanie painted a sunrise over the lake",
-        "c": "Caroline is researching adoption agencies",
+        "a": "Corinne went to the NAMI support group",
+        "b": "Marisol painted a sunrise over the lake",
+        "c": "Corinne is comparing language schools",
         "d": "We went camping near the lake with the kids",
         "e": "The support group meets every Tuesday",
     }
@@ -50,7 +50,7 @@ def test_bm25_ranks_and_agrees_with_rank_bm25_on_the_top_hit() -> None:
         ix.add(k, tokenize(v))
     ids = list(docs)
     ref = rank_bm25.BM25Okapi([tokenize(docs[k]) for k in ids])
-    for q in ("Caroline support group", "lake camping", "adoption"):
+    for q in ("Corinne support group", "lake camping", "language"):
         ours = ix.search(tokenize(q), 5)
         theirs = ref.get_scores(tokenize(q))
         assert ours[0][0] == ids[max(range(len(ids)), key=lambda i: theirs[i])]
@@ -72,7 +72,7 @@ def test_bm25_incremental_equals_rebuilt(ops: list[tuple[str, bool]]) -> None:
     fresh = BM25Index()
     for key in sorted(live):
         fresh.add(key, tokenize(docs[key]))
-    for q in ("Caroline support group", "lake", "Tuesday kids"):
+    for q in ("Corinne support group", "lake", "Tuesday kids"):
         a = dict(ix.search(tokenize(q), 10))
         b = dict(fresh.search(tokenize(q), 10))
         assert a.keys() == b.keys()
@@ -145,10 +145,10 @@ def test_compact_span() -> None:
 
 def test_litellm_counter_counts_offline_and_caches() -> None:
     c = LiteLLMTokenCounter("gpt-4o-mini")
-    n = c.count("Caroline went to the LGBTQ support group on 2023-05-07.")
+    n = c.count("Corinne went to the NAMI support group on 2023-05-07.")
     assert 8 <= n <= 30
     misses = c.misses
-    assert c.count("Caroline went to the LGBTQ support group on 2023-05-07.") == n
+    assert c.count("Corinne went to the NAMI support group on 2023-05-07.") == n
     assert c.misses == misses and c.hits >= 1
     assert c.count("") == 0
     calls: list[str] = []

@@ -106,9 +106,9 @@ def test_content_lemmas_leave_out_stance_and_function_words() -> None:
 
 @pytest.mark.parametrize(
     "sentence",
-    ["Hey Mel!", "Good to see you!", "Thanks!", "lol", "Wow", "How have you been?", "What about you?",
-     "That's so cool!", "You'd be a great counselor!", "Talk to you soon!", "Thanks, Melanie!",
-     "😊😊", "Totally agree, Mel.", "Great, Melanie!"],
+    ["Hey Mari!", "Good to see you!", "Thanks!", "lol", "Wow", "How have you been?", "What about you?",
+     "That's so cool!", "You'd be a great counselor!", "Talk to you soon!", "Thanks, Marisol!",
+     "😊😊", "Totally agree, Mari.", "Great, Marisol!"],
 )
 def test_drops_greetings_fillers_and_questions(sentence: str) -> None:
     assert not is_informative(sentence)
@@ -117,8 +117,8 @@ def test_drops_greetings_fillers_and_questions(sentence: str) -> None:
 @pytest.mark.parametrize(
     "sentence",
     ["I love hiking.", "The kids loved the beach trip.", "It's special to me.", "Swimming is fun.",
-     "I went to a LGBTQ support group yesterday and it was so powerful.", "Should I move to Berlin?",
-     "Lost my job as a banker yesterday.", "I'm swamped with the kids & work."],
+     "I went to a NAMI support group yesterday and it was so moving.", "Should I move to Berlin?",
+     "Lost my job as a banker yesterday.", "I'm buried in school runs & work."],
 )
 def test_keeps_statements_about_the_speaker_and_their_life(sentence: str) -> None:
     assert is_informative(sentence)
@@ -195,10 +195,10 @@ def test_find_time(sentence: str, time: str | None) -> None:
 @pytest.mark.parametrize(
     ("sentence", "entities"),
     [
-        ("Hey Mel! I met Anna in New York.", ["Mel", "Anna", "New York"]),
+        ("Hey Mari! I met Anna in New York.", ["Mari", "Anna", "New York"]),
         ("The kids loved it.", []),
-        ("LGBTQ groups helped me.", ["LGBTQ"]),
-        ("I ran 10k in 2022 with Melanie's sister.", ["10k", "2022", "Melanie"]),
+        ("NAMI groups helped me.", ["NAMI"]),
+        ("I ran 10k in 2022 with Marisol's sister.", ["10k", "2022", "Marisol"]),
         ("Yesterday Tom and I went out.", ["Tom"]),
     ],
 )
@@ -212,7 +212,7 @@ def test_find_entities(sentence: str, entities: list[str]) -> None:
         ("I love hiking in the mountains.", "hiking"),
         ("I'm allergic to peanuts", "peanuts"),
         ("I go running every morning", "running"),
-        ("I went to a LGBTQ support group yesterday", "lgbtq support group"),
+        ("I went to a NAMI support group yesterday", "nami support group"),
         ("I stopped hiking after my knee injury", "hiking"),
         ("Thanks!", ""),
     ],
@@ -256,12 +256,12 @@ def test_format_span_and_suffix() -> None:
 @pytest.mark.parametrize(
     "sentence",
     [
-        "Give me a list of some PS5 exclusive games that are akin to Skyrim",
-        "List me 20 fun things to do in my home or garden with my camera",
-        "Please compare macOS and Windows for video editing.",
-        "Enumerate all the classes and functions required, without writing any code yet.",
-        "def sizeHint(self):",
-        "// check for location and the name associated with it",
+        "Give me a list of board games that play well with two people",
+        "List me 15 rainy-day projects for my flat with my sewing machine",
+        "Please compare two spreadsheet apps for household budgets.",
+        "Enumerate the modules this service needs, without writing the code yet.",
+        "def area(self):",
+        "// look up the account and its owner",
         "x = compute(3)",
         "return total;",
     ],
@@ -274,9 +274,9 @@ def test_tasks_for_the_other_party_and_pasted_code_are_not_about_the_speaker(sen
     "sentence",
     [
         "Write it down, I always forget.",
-        "Check out my painting for the art show!",
-        "I follow a strict gluten-free and dairy-free diet due to severe intolerances.",
-        "Python 3.7.9 with tkinter and internal modules only.",
+        "Check out my quilt for the county fair!",
+        "I keep to a strict nut-free and egg-free diet because of severe allergies.",
+        "Node 18 with the standard library and no frameworks.",
         "I painted a sunset: it was beautiful.",
     ],
 )
@@ -288,14 +288,14 @@ def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> N
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
-        ("I follow a strict gluten-free and dairy-free diet due to severe intolerances.", True),
-        ("I tend to avoid high-energy auditions because of my knees.", True),
-        ("The other options don't work for me.", True),
-        ("I'll go with option 2, the plant-based proteins.", True),
-        ("The paid options are not really my preference at the moment.", True),
+        ("I keep to a strict nut-free and egg-free diet because of severe allergies.", True),
+        ("I tend to avoid loud crowded venues because of my migraines.", True),
+        ("Those other plans don't work for me.", True),
+        ("I'll go with the second one, the folding bike.", True),
+        ("The subscription plans are not really my preference right now.", True),
         ("I went to the beach yesterday.", False),
         ("We went with friends to the lake.", False),
-        ("Their customers shop from home using smartphones.", False),
+        ("Their warehouse ships orders twice a week.", False),
     ],
 )
 def test_dispositions_are_first_person_habits_likes_constraints_and_choices(

@@ -101,7 +101,7 @@ class System(Protocol):
 
 
 def render_turn(turn: Turn) -> str:
-    """One turn as a baseline renders it: ``"[2023-05-08] Caroline: text"``.
+    """One turn as a baseline renders it: ``"[2023-05-08] Corinne: text"``.
 
     The date is kept because temporal questions need it, as personatree's leaves keep theirs.
     """
@@ -161,7 +161,7 @@ class FlatIndex:
         if conv_id in self._convs:
             return self._convs[conv_id]
         t0 = time.perf_counter()
-        # Embed what the speaker said with their name, so "What did Caroline ..." can match.
+        # Embed what the speaker said with their name, so "What did Corinne ..." can match.
         vectors = self.embedder.embed([f"{t.speaker}: {t.text}" for t in turns])
         self.embed_seconds[conv_id] = time.perf_counter() - t0
         lines = {t.id: render_turn(t) for t in turns}

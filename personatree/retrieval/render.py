@@ -58,7 +58,7 @@ def node_line(node: Node, confidence: float) -> str:
     Returns
     -------
     str
-        ``Caroline: I went to the support group yesterday.`` for a leaf (verbatim,
+        ``Corinne: I went to the support group yesterday.`` for a leaf (verbatim,
         with its speaker); ``[routine 0.82 | Mar–Jun 2024 | +5] Runs most mornings``
         for a mid or root.
     """

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from ..errors import ConfigError
+from ..frozen import Frozen as _Frozen
 
 __all__ = ["TieringConfig"]
-
-
-class _Frozen(BaseModel):
-    # The same contract as personatree.config._Frozen, restated so that
-    # personatree.config can import this module without an import cycle.
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise ConfigError(f"{type(self).__name__}: {exc}") from None
 
 
 class TieringConfig(_Frozen):
