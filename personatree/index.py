@@ -33,8 +33,12 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     if k >= n:
         return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, k - 1)[:k]
-    return part[np.argsort(-scores[part], kind="stable")]
+    # The k-th best score by partition, then every row at least that good in index
+    # order, sorted stably: the same rows and order as a full stable argsort, in
+    # O(n) rather than O(n log n).
+    kth = np.partition(-scores, k - 1)[k - 1]
+    cand = np.flatnonzero(-scores <= kth)
+    return cand[np.argsort(-scores[cand], kind="stable")][:k]
 
 
 class EmbeddingIndex:

@@ -143,6 +143,23 @@ def test_compact_span() -> None:
     assert compact_span(d(2023, 11, 2), d(2024, 2, 9)) == "Nov 2023–Feb 2024"
 
 
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-3.5-turbo", "claude-3-5-sonnet"])
+def test_litellm_counter_agrees_with_litellm(model: str) -> None:
+    # The counter resolves litellm's count function once; its counts must be the ones
+    # litellm.token_counter gives, on text unlike the probes it was checked on.
+    import litellm
+
+    c = LiteLLMTokenCounter(model)
+    texts = [
+        "- [Mar 2024] Prefers window seats on long flights (conf 0.74)\n",
+        "  - 2024-03-02 We drove to the coast; it rained all day.\n",
+        "Ça coûte 12,50 € — très cher!  🚗💨",
+        "x" * 40_000,
+        "\n\n\t  ",
+    ]
+    assert [c.count(t) for t in texts] == [litellm.token_counter(model=model, text=t) for t in texts]
+
+
 def test_litellm_counter_counts_offline_and_caches() -> None:
     c = LiteLLMTokenCounter("gpt-4o-mini")
     n = c.count("Corinne went to the NAMI support group on 2023-05-07.")
@@ -156,3 +173,15 @@ def test_litellm_counter_counts_offline_and_caches() -> None:
     for t in ("a", "b", "a", "c", "a"):
         cc.count(t)
     assert calls == ["a", "b", "c"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=60), st.integers(1, 70))
+def test_top_k_matches_a_stable_full_sort(scores: list[int], k: int) -> None:
+    # Heavy ties on purpose: the partition must not change which tied rows make the cut.
+    import numpy as np
+
+    from personatree.index import top_k
+
+    s = np.asarray(scores, dtype=np.float32)
+    assert top_k(s, k).tolist() == np.argsort(-s, kind="stable")[:k].tolist()

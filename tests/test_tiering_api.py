@@ -17,7 +17,7 @@ TALK = [
     ("2024-03-23T10:00:00", "s4", "Crowded trains make me anxious, so I cycle to work."),
     ("2024-03-30T10:00:00", "s5", "I'm allergic to peanuts, so I always check labels."),
 ]
-CFG = TieringConfig(S=1, K=1, H=1, top_roots=1, sufficient_hits=1, sufficient_cosine=0.5)
+CFG = TieringConfig(S=1, K=1, H=1, top_roots=1, sufficient_fill=0.0, sufficient_cosine=0.5)
 
 
 @pytest.fixture()

@@ -155,7 +155,7 @@ def test_promotion_and_demotion_keep_the_tree_unchanged(graph, registry) -> None
 
 def test_tiered_search_goes_deeper_only_when_needed(graph, embedder, registry) -> None:
     g = graph.copy()
-    cfg = TieringConfig(S=1, K=2, H=2, top_roots=1, sufficient_hits=1, sufficient_cosine=0.5)
+    cfg = TieringConfig(S=1, K=2, H=2, top_roots=1, sufficient_fill=0.0, sufficient_cosine=0.5)
     st = tier_state(g, registry, NOW, cfg, 1)
     full = RetrievalState(g).refresh(g, 1)
     router = default_router(embedder)
@@ -196,7 +196,7 @@ def test_a_hot_answer_that_the_archive_beats_goes_deeper(graph, embedder, regist
     v = embedder.embed([q])[0]
     router = default_router(embedder)
     full = RetrievalState(g).refresh(g, 1)
-    loose = dict(S=1, K=2, H=2, top_roots=1, sufficient_hits=1, sufficient_cosine=0.0)
+    loose = dict(S=1, K=2, H=2, top_roots=1, sufficient_fill=0.0, sufficient_cosine=0.0)
     tiers = {}
     for name, k in (("checked", 3), ("trusting", 0)):
         cfg = TieringConfig(archive_k=k, **loose)
@@ -207,3 +207,62 @@ def test_a_hot_answer_that_the_archive_beats_goes_deeper(graph, embedder, regist
         tiers[name] = (res.tier, "Berlin" in res.recall.text)
     assert tiers["trusting"] == (1, False)
     assert tiers["checked"] == (3, True)
+
+
+def test_hot_index_updates_like_a_rebuild(graph, embedder, registry) -> None:
+    """Membership changes (promotion, demotion) update the hot sub-tree in place; the
+    result must equal a sub-tree and state built from scratch, answer for answer."""
+    import random
+
+    from personatree.retrieval.engine import recall_state
+    from personatree.tiering import HotIndex, hot_graph
+
+    ids = [n.id for n in graph.nodes()]
+    rng = random.Random(3)
+    hot = HotIndex()
+    q = "What do I do with my sister on weekends?"
+    v = embedder.embed([q])[0]
+    route = default_router(embedder).route_vector(q, v)
+    kw = dict(registry=registry, counter=WordCounter(), budget=80, now=NOW, cfg=RecallConfig())
+    for step in range(12):
+        members = rng.sample(ids, rng.randint(1, len(ids) - 1))
+        children = 2
+        state = hot.sync(graph, "v1", members, children, ("v1", step))
+        fresh_graph = hot_graph(graph, members, children)
+        assert hot.sub is not None and hot.sub.same_as(fresh_graph)
+        fresh = RetrievalState(fresh_graph).refresh(fresh_graph, 0)
+        assert set(state.nodes) == set(fresh.nodes)
+        assert state.parent == fresh.parent
+        assert {k: sorted(v) for k, v in state.children.items()} == {k: sorted(v) for k, v in fresh.children.items()}
+        assert state.dispositions == fresh.dispositions
+        a, b = recall_state(state, q, v, route, **kw), recall_state(fresh, q, v, route, **kw)
+        assert a.text == b.text
+    assert hot.rebuilds == 1 and hot.updates == 11
+    hot.sync(graph, "v2", members, 2, ("v2", 0))  # a new tree version rebuilds
+    assert hot.rebuilds == 2
+    hot.sync(graph, "v2", members, 1, ("v2", 1))  # and so do other children per claim
+    assert hot.rebuilds == 3 and hot.sub.same_as(hot_graph(graph, members, 1))
+
+
+@pytest.mark.parametrize("fill", [0.0, 0.05, 0.1, 0.2, 0.4])
+def test_could_suffice_bounds_sufficient(graph, embedder, registry, fill) -> None:
+    """The cheap pre-check never skips a tier whose answer would have been sufficient,
+    and it does skip tiers with nothing close to the query."""
+    from personatree.retrieval.engine import recall_state
+    from personatree.retrieval.tokens import shared_counter
+    from personatree.tiering.search import could_suffice, sufficient
+
+    cfg = TieringConfig(sufficient_fill=fill, sufficient_cosine=0.4)
+    state = RetrievalState(graph).refresh(graph, 1)
+    router = default_router(embedder)
+    queries = [t for _, t, _ in LEAVES] + MIDS + ["What is my dog called?", "Tell me about quantum chromodynamics."]
+    skipped = 0
+    for q in queries:
+        v = embedder.embed([q])[0]
+        for counter in (WordCounter(), shared_counter("gpt-4o-mini")):
+            res = recall_state(state, q, v, router.route_vector(q, v), registry=registry, counter=counter,
+                               budget=100, now=NOW, cfg=RecallConfig())
+            possible = could_suffice(state, v, cfg, 100)
+            assert possible or not sufficient(res, state.nodes, v, cfg, 100), q
+            skipped += not possible
+    assert skipped > 0

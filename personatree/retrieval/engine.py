@@ -200,7 +200,9 @@ def recall_state(
             for k in state.children.get(parent, ())
             if state.nodes[k].level in allowed
         ]
-        kids.sort(key=lambda k: -cos_of(k))
+        # Ties by id, so the order a tier's state happened to link children in never
+        # changes the answer.
+        kids.sort(key=lambda k: (-cos_of(k), k.id))
         # Under a factual route a claim is little wanted, so its leaves compete on their
         # own relevance; under an insight route they inherit the claim's weight.
         opts = [option(k, wanted_of.get(p.id, 0.0)) for k in kids[:_MAX_CHILDREN]]

@@ -19,6 +19,8 @@ from typing import Iterable
 
 import numpy as np
 
+from ..index import top_k
+
 __all__ = ["tokenize", "date_tokens", "BM25Index"]
 
 _MONTHS = {
@@ -258,13 +260,12 @@ class BM25Index:
             touched.append(rows)
         if not touched:
             return []
-        rows = np.unique(np.concatenate(touched))
+        # Every idf and tf is positive, so the touched rows are exactly the non-zero
+        # scores (no sort of the concatenated postings needed).
+        rows = np.flatnonzero(scores)
         if allowed is not None:
             rows = np.array([r for r in rows if self._ids[r] in allowed], dtype=np.int64)
             if rows.size == 0:
                 return []
         sub = scores[rows]
-        order = (
-            np.argsort(-sub, kind="stable")[:k] if sub.size > k else np.argsort(-sub, kind="stable")
-        )
-        return [(str(self._ids[rows[i]]), float(sub[i])) for i in order]
+        return [(str(self._ids[rows[i]]), float(sub[i])) for i in top_k(sub, k)]

@@ -10,7 +10,7 @@ re-tokenized. Queries never rebuild it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable
+from typing import Hashable, Iterable
 
 import numpy as np
 
@@ -87,8 +87,19 @@ class RetrievalState:
     type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
     _sig: dict[str, Hashable] = field(default_factory=dict)
 
-    def refresh(self, graph: MemoryGraph, version: Hashable) -> "RetrievalState":
+    def refresh(
+        self, graph: MemoryGraph, version: Hashable, changed: Iterable[str] | None = None
+    ) -> "RetrievalState":
         """Bring the state in step with ``graph`` at ``version`` (cheap when unchanged).
+
+        Parameters
+        ----------
+        graph : MemoryGraph
+        version : hashable
+        changed : iterable of str, optional
+            The only node ids that may have been added, removed or edited since the
+            last refresh (a caller that knows, such as a hot tier's promotion); the
+            others are not compared. Default: compare every node.
 
         Returns
         -------
@@ -98,14 +109,32 @@ class RetrievalState:
         if graph is self.graph and version == self.version and version is not None:
             return self
         self.graph = graph
-        new_sig = {n.id: _signature(n) for n in graph.nodes()}
         dirty_turns: set[str] = set()
-        for nid, sig in self._sig.items():
-            if new_sig.get(nid) != sig:
-                self._drop(nid, sig, dirty_turns)
-        for n in graph.nodes():
-            if self._sig.get(n.id) != new_sig[n.id]:
-                self._add(n, dirty_turns)
+        ids: list[str] = []
+        if changed is None:
+            new_sig = {n.id: _signature(n) for n in graph.nodes()}
+            for nid, sig in self._sig.items():
+                if new_sig.get(nid) != sig:
+                    self._drop(nid, sig, dirty_turns)
+            for n in graph.nodes():
+                if self._sig.get(n.id) != new_sig[n.id]:
+                    self._add(n, dirty_turns)
+        else:
+            new_sig = dict(self._sig)
+            ids = list(dict.fromkeys(changed))
+            for nid in ids:
+                if nid in graph:
+                    new_sig[nid] = _signature(graph.node(nid))
+                else:
+                    new_sig.pop(nid, None)
+            for nid in ids:
+                old = self._sig.get(nid)
+                if old is not None and new_sig.get(nid) != old:
+                    self._drop(nid, old, dirty_turns)
+            for nid in ids:
+                sig = new_sig.get(nid)
+                if sig is not None and self._sig.get(nid) != sig:
+                    self._add(graph.node(nid), dirty_turns)
         self._sig = new_sig
         for tk in dirty_turns:
             members = self.turn_leaves.get(tk)
@@ -121,7 +150,10 @@ class RetrievalState:
             for x in nodes:
                 toks.extend(tokenize(x.content + " " + _extra_text(x)))
             self.turns.add(tk, toks + date_tokens(nodes[0].t_first))
-        self._rebuild_structure(graph)
+        if changed is None:
+            self._rebuild_structure(graph)
+        else:
+            self._patch_structure(graph, ids)
         self.version = version
         return self
 
@@ -154,6 +186,57 @@ class RetrievalState:
     def _rebuild_structure(self, graph: MemoryGraph) -> None:
         # O(n) per version change: cheap next to one embedding call, and never per query.
         self.nodes = {n.id: n for n in graph.nodes()}
+        self.parent = {}
+        self.children = {}
+        for e in graph.edges(EdgeKind.SUPPORT):
+            self.parent[e.src] = e.dst
+            self.children.setdefault(e.dst, []).append(e.src)
+        self._rebuild_rows(graph)
+
+    def _patch_structure(self, graph: MemoryGraph, changed: Iterable[str]) -> None:
+        # Only ``changed`` nodes were added, removed or edited: re-attach just those
+        # (a hot tier's promotion touches a handful of its thousands of nodes, and
+        # walking every edge of the tier cost more than the search it served).
+        ids = list(dict.fromkeys(changed))
+        for nid in ids:
+            p = self.parent.pop(nid, None)
+            if p is not None:
+                self._unlink(p, nid)
+            for k in self.children.pop(nid, ()):
+                self.parent.pop(k, None)
+            if nid in graph:
+                self.nodes[nid] = graph.node(nid)
+            else:
+                self.nodes.pop(nid, None)
+        for nid in ids:
+            if nid not in graph:
+                continue
+            p = graph.parent(nid)
+            if p is not None:
+                self._attach(nid, p)
+            for k in graph.children(nid):
+                old = self.parent.get(k)
+                if old is not None and old != nid:
+                    self._unlink(old, k)
+                self._attach(k, nid)
+        self._rebuild_rows(graph)
+
+    def _attach(self, child: str, parent: str) -> None:
+        self.parent[child] = parent
+        kids = self.children.setdefault(parent, [])
+        if child not in kids:
+            kids.append(child)
+
+    def _unlink(self, parent: str, child: str) -> None:
+        kids = self.children.get(parent)
+        if kids is not None and child in kids:
+            kids.remove(child)
+            if not kids:
+                del self.children[parent]
+
+    def _rebuild_rows(self, graph: MemoryGraph) -> None:
+        # Row maps of the embedding matrices and what hangs off them: O(n) but numpy-
+        # and dict-bound, no graph walk.
         if len(self.line_cache) > 4 * len(self.nodes) + 1024:
             self.line_cache.clear()  # keyed by line inputs, so stale keys only cost memory
         self.arrays = {}
@@ -161,11 +244,6 @@ class RetrievalState:
             ix = graph.index(lv)
             ids = ix.ids
             self.arrays[lv] = LevelArrays(ids, ix.matrix, {x: i for i, x in enumerate(ids)})
-        self.parent = {}
-        self.children = {}
-        for e in graph.edges(EdgeKind.SUPPORT):
-            self.parent[e.src] = e.dst
-            self.children.setdefault(e.dst, []).append(e.src)
         leaf_row = self.arrays[Level.LEAF].row
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64

@@ -2,8 +2,9 @@
 
 ``litellm.token_counter`` picks the tokenizer of a model (tiktoken for OpenAI models,
 bundled Hugging Face tokenizers for others) and works offline, but each call costs
-from ~15 µs for a line to ~0.15 ms for a page. Recall counts the same node lines over
-and over, so counts are cached per text hash.
+~30 µs for a line, most of it resolving the tokenizer again; the count function is
+resolved once per model (~4 µs a line). Recall counts the same node lines over and
+over, so counts are also cached per text hash.
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ from typing import Any, Callable
 __all__ = ["LiteLLMTokenCounter", "CachedCounter", "WordCounter", "shared_counter", "counter_of"]
 
 
+# Probe texts checked against ``litellm.token_counter`` before its resolved count
+# function is trusted: plain prose, a rendered line, emoji, a long text (litellm
+# extrapolates past a length limit) and special-token text.
+_PROBES = (
+    "I went hiking with Anna at the lake on Saturday.",
+    "  - [2023-05-08] Likes sushi 🍣, dislikes crowds (conf 0.82)\n",
+    "word " * 3000,
+    "<|endoftext|> ünïcödé 東京 12:30pm",
+)
+
+
 def _litellm_counter(model: str) -> Callable[[str], int]:
     # litellm fetches a remote price map at import unless told not to; keep it offline.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -25,6 +37,20 @@ def _litellm_counter(model: str) -> Callable[[str], int]:
     def count(text: str) -> int:
         return int(litellm.token_counter(model=model, text=text))
 
+    # ``token_counter`` resolves the model's tokenizer on every call (~25 µs of its
+    # ~30 µs for a line). litellm's own resolver, called once, returns the same count
+    # function it would use; it is private API, so it is only trusted when it agrees
+    # with the public call on the probes, and the public call is used otherwise.
+    try:
+        from litellm.litellm_core_utils.token_counter import (  # noqa: PLC0415
+            _get_count_function,
+        )
+
+        fast = _get_count_function(model)
+        if all(int(fast(p)) == count(p) for p in _PROBES):
+            return lambda text: int(fast(text))
+    except Exception:  # noqa: BLE001 - any change in litellm's internals: stay public
+        pass
     return count
 
 

@@ -20,7 +20,8 @@ _LAZY = {
     "NodeHeader": "header", "priority": "header", "priorities": "header", "recall_strength": "header",
     "persona_term": "header", "offline_importance": "header",
     "persona_vector": "persona", "graph_persona": "persona", "drift": "persona", "needs_rerank": "persona",
-    "TierState": "tiers", "tier_state": "tiers", "select_tiers": "tiers", "promote": "tiers", "hot_graph": "tiers",
+    "TierState": "tiers", "tier_state": "tiers", "select_tiers": "tiers", "promote": "tiers",
+    "hot_graph": "hot", "HotIndex": "hot",
     "TieredResult": "search", "search_tiers": "search", "sufficient": "search", "tiered_recall": "search",
     "tiers_of": "search",
     "Profile": "profile", "ProfileItem": "profile", "profile_user": "profile", "render_profile": "profile",
@@ -38,7 +39,7 @@ __all__ = [
     "TieringConfig",
     "NodeHeader", "priority", "priorities", "recall_strength", "persona_term", "offline_importance",
     "persona_vector", "graph_persona", "drift", "needs_rerank",
-    "TierState", "tier_state", "select_tiers", "promote", "hot_graph",
+    "TierState", "tier_state", "select_tiers", "promote", "hot_graph", "HotIndex",
     "TieredResult", "search_tiers", "sufficient", "tiered_recall", "tiers_of",
     "Profile", "ProfileItem", "profile_user", "render_profile",
 ]

@@ -40,8 +40,17 @@ class TieringConfig(_Frozen):
         A recalled item counts as sufficient evidence when its cosine to the query
         reaches this (all-MiniLM-L6-v2 puts paraphrases at ≳0.55, unrelated text at
         ≲0.2).
-    sufficient_hits : int
-        Search stops at a tier when at least this many recalled items are sufficient.
+    sufficient_fill : float
+        Search stops at a tier when its sufficient items fill at least this share of
+        the recall's token budget. On LoCoMo dev at 1,000 tokens, 0.15 keeps evidence
+        recall within half a point of the whole tree; the previous rule (two
+        sufficient items whatever the budget, or a claim of the routed level) lost 16
+        points (BENCHMARKS.md).
+    claims_suffice : bool
+        Also stop when an abstract query (routed to mids or roots) is answered by a
+        claim of its level. Persona questions then stay in the hot tiers, whose top
+        claims are hot by construction. Off by default: claims cite no turns, and on
+        LoCoMo dev most questions the router sends to claims still need turns.
     archive_k, archive_margin : int, float
         A hot tier's answer is accepted only when the archive's closest nodes to the
         query (up to ``archive_k``, within ``archive_margin`` of the best cosine; one
@@ -70,7 +79,8 @@ class TieringConfig(_Frozen):
     strong_mid: float = Field(default=0.7, ge=0.0, le=1.0)
     profile_budget: int = Field(default=400, ge=16)
     sufficient_cosine: float = Field(default=0.55, ge=-1.0, le=1.0)
-    sufficient_hits: int = Field(default=2, ge=1)
+    sufficient_fill: float = Field(default=0.15, ge=0.0, le=1.0)
+    claims_suffice: bool = False
     archive_k: int = Field(default=0, ge=0)
     archive_margin: float = Field(default=0.05, ge=0.0, le=2.0)
     promote_max: int = Field(default=4, ge=0)

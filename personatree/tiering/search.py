@@ -3,18 +3,20 @@
 Each tier is searched with the retrieval engine itself (:func:`recall_state`) over a
 sub-tree holding only that tier's nodes (with their support paths), so scoring,
 packing, rendering and the token budget behave exactly as in plain recall; only the
-candidate set shrinks. A tier's answer is *sufficient* when at least
-``sufficient_hits`` of the items it would show have cosine ≥ ``sufficient_cosine``
-to the query (the documented threshold; MiniLM puts paraphrases at ≳0.55), or when
-an abstract query (routed to mids or roots) is answered by a claim of its level
-(see :func:`sufficient`), and, when ``archive_k > 0``, the archive's closest nodes to
-the query (up to ``archive_k``, within ``archive_margin`` of the best cosine) are all
-in that tier (:func:`archive_top`: one matrix product, no scoring or packing of the
-archive), so the best evidence is known to be hot. Otherwise the search goes
-one tier deeper. Tier 3 is the plain engine over the whole tree (the
-raw log stays reachable through each leaf's provenance); its most relevant hits
-(up to ``promote_max``) not yet hot are scored on access and may be promoted into
-tier 2.
+candidate set shrinks. A tier's answer is *sufficient* when the items it would show
+with cosine ≥ ``sufficient_cosine`` to the query (the documented threshold; MiniLM
+puts paraphrases at ≳0.55) fill at least ``sufficient_fill`` of the token budget,
+or, with ``claims_suffice``, when an abstract query (routed to mids or roots) is
+answered by a claim of its level (see :func:`sufficient`); a tier that could not be
+sufficient is not searched (:func:`could_suffice`). When ``archive_k > 0``, a
+sufficient answer must also hold the archive's closest nodes to the query (up to
+``archive_k``, within ``archive_margin`` of the best cosine; :func:`archive_top`,
+one matrix product, no scoring or packing of the archive), so the best evidence is
+known to be hot. Otherwise the search goes one tier deeper. Tier 3 is the plain
+engine over the whole tree (the raw log stays reachable through each leaf's
+provenance); its most relevant hits (up to ``promote_max``) not yet hot are scored
+on access and may be promoted into tier 2, which updates the hot sub-trees in place
+(:class:`~personatree.tiering.hot.HotIndex`).
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from ..retrieval.result import Recall
 from ..retrieval.state import RetrievalState
 from ..types import Level, Route
 from .config import TieringConfig
-from .tiers import TierState, hot_graph, promote, tier_state
+from .hot import HotIndex
+from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "archive_top", "hot_states", "search_tiers",
+__all__ = ["TieredResult", "sufficient", "could_suffice", "archive_top", "hot_states", "search_tiers",
            "tiered_recall", "tiers_of", "tiering_config"]
 
 
@@ -60,17 +63,19 @@ class TieredResult:
     promoted: tuple[str, ...] = ()
 
 
-def sufficient(result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, cfg: TieringConfig) -> bool:
+def sufficient(
+    result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, cfg: TieringConfig, budget: int
+) -> bool:
     """Whether ``result`` holds enough evidence to stop searching deeper.
 
-    Two ways to be sufficient:
-
-    * at least ``sufficient_hits`` shown items have cosine ≥ ``sufficient_cosine``
-      (specific questions: paraphrase-level matches were found);
-    * the router sent the query to the claims (mid or root level) and a shown claim
-      is of that level: abstract questions ("what kind of person am I?") are about
-      the persona, whose top claims are hot by construction, and they match claims
-      at cosines (~0.3) that no threshold for specific evidence would accept.
+    The shown items with cosine ≥ ``sufficient_cosine`` (paraphrase-level matches)
+    must fill at least ``sufficient_fill`` of ``budget``. A context is a budget's
+    worth of evidence: when the hot tiers fill a real share of it with close
+    matches, the question is about what is hot (recent sessions, pivotal memories)
+    and the archive would add weaker matches; one or two close matches in a
+    mostly weak context say little about what the archive holds. With
+    ``claims_suffice``, an abstract query (routed to mids or roots) answered by a
+    claim of its level is also sufficient.
 
     Parameters
     ----------
@@ -80,21 +85,84 @@ def sufficient(result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, c
     qvec : ndarray or None
         Query embedding; without one nothing is sufficient (go to the full tree).
     cfg : TieringConfig
+    budget : int
+        The recall's token budget.
 
     Returns
     -------
     bool
     """
-    if result.route.level is not Level.LEAF and any(i.level is result.route.level for i in result.items):
+    if (
+        cfg.claims_suffice
+        and result.route.level is not Level.LEAF
+        and any(i.level is result.route.level for i in result.items)
+    ):
         return True
     if qvec is None:
         return False
-    hits = 0
-    for nid in result.node_ids:
-        emb = nodes[nid].embedding
+    need = cfg.sufficient_fill * budget
+    strong = 0
+    for item in result.items:
+        emb = nodes[item.node_id].embedding
         if emb is not None and float(np.dot(emb, qvec)) >= cfg.sufficient_cosine:
-            hits += 1
-            if hits >= cfg.sufficient_hits:
+            strong += item.tokens
+            if strong >= need:
+                return True
+    return False
+
+
+# Bytes a rendered line adds to its node's content and speaker or schema type: the
+# bullet, indent and date of a leaf, or the rest of a claim's
+# "[type 0.82 | Nov 2023–Feb 2024 | +12/-3] " prefix.
+_LINE_BYTES = 64
+
+
+def could_suffice(
+    state: RetrievalState,
+    qvec: np.ndarray | None,
+    cfg: TieringConfig,
+    budget: int,
+    levels: Sequence[Level] | None = None,
+) -> bool:
+    """Whether a tier holds enough close matches that its answer *could* be sufficient.
+
+    An upper bound, one matrix product per level and no packing: every node of the
+    tier with cosine ≥ ``sufficient_cosine``, at the most its rendered line could
+    cost (its UTF-8 length, as a BPE token spans at least one byte), must add up to
+    ``sufficient_fill`` of the budget. When they cannot, searching the tier only
+    delays the deeper search. A counter that yields more tokens than bytes makes the
+    bound skip tiers that might have sufficed: slower, never less recall, since the
+    deeper tier holds all of them.
+
+    Parameters
+    ----------
+    state : RetrievalState
+        The tier's retrieval state.
+    qvec : ndarray or None
+    cfg : TieringConfig
+    budget : int
+    levels : sequence of Level, optional
+        Only these levels may be shown.
+
+    Returns
+    -------
+    bool
+    """
+    if qvec is None:
+        return False
+    need = cfg.sufficient_fill * budget
+    total = 0
+    for lv, arr in state.arrays.items():
+        if (levels and lv not in levels) or not arr.ids:
+            continue
+        for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine):
+            n = state.nodes[arr.ids[int(row)]]
+            speaker = n.attributes.get("speaker")
+            extra = n.schema_type if n.level is not Level.LEAF else speaker
+            total += len(n.content.encode()) + _LINE_BYTES + (
+                len(extra.encode()) if isinstance(extra, str) else 0
+            )
+            if total >= need:
                 return True
     return False
 
@@ -145,20 +213,19 @@ def archive_top(
 
 
 def hot_states(tstate: TierState, graph: MemoryGraph, cfg: TieringConfig) -> tuple[RetrievalState, RetrievalState]:
-    """Retrieval states over tier 1 and over tiers 1+2, cached by tier membership.
+    """Retrieval states over tier 1 and over tiers 1+2.
 
-    The states are refreshed incrementally (only nodes entering or leaving a tier
-    are re-indexed), keyed by ``(graph version, membership)``.
+    Each is a :class:`~personatree.tiering.hot.HotIndex` kept in the tier state's
+    cache: rebuilt when the tree changes, updated incrementally when only tier
+    membership changed (a promotion re-indexes the nodes it brings, nothing else).
     """
-    key = (tstate.version, tstate.membership, id(graph))
+    graph_key = (tstate.version, id(graph))
     out = []
     for name, ids in (("t1", tstate.tier1), ("t12", tstate.tier1 + tuple(tstate.tier2))):
-        st = tstate.cache.get(name)
-        if st is None or st.version != key:
-            sub = hot_graph(graph, ids, cfg.hot_children)
-            st = (st or RetrievalState(sub)).refresh(sub, key)
-            tstate.cache[name] = st
-        out.append(st)
+        hot = tstate.cache.get(name)
+        if not isinstance(hot, HotIndex):
+            hot = tstate.cache[name] = HotIndex()
+        out.append(hot.sync(graph, graph_key, ids, cfg.hot_children, (graph_key, tstate.membership)))
     return out[0], out[1]
 
 
@@ -201,11 +268,19 @@ def search_tiers(
     t1, t12 = hot_states(tstate, graph, tcfg)
     full_state: RetrievalState | None = None
     archive: list[str] | None = None
+    # A tier is searched only when it could be sufficient: tier 2 holds tier 1, so
+    # when tiers 1+2 cannot, neither can tier 1.
+    claim_rule = tcfg.claims_suffice and route.level is not Level.LEAF
+    open_tiers = {1, 2}
+    if not claim_rule and not could_suffice(t12, qvec, tcfg, budget, levels):
+        open_tiers.clear()
+    elif not claim_rule and not could_suffice(t1, qvec, tcfg, budget, levels):
+        open_tiers.discard(1)
     for tier, st in ((1, t1), (2, t12)):
-        if not st.nodes:
+        if not st.nodes or tier not in open_tiers:
             continue
         res = recall_state(st, query, qvec, route, **kw)  # type: ignore[arg-type]
-        if not sufficient(res, st.nodes, qvec, tcfg):
+        if not sufficient(res, st.nodes, qvec, tcfg, budget):
             continue
         if tcfg.archive_k == 0 or qvec is None:
             return TieredResult(res, tier)

@@ -22,13 +22,13 @@ import numpy as np
 
 from ..graph import MemoryGraph
 from ..render import node_confidence
-from ..types import EdgeKind, Level, Node
+from ..types import Level, Node
 from .config import TieringConfig
 from .header import NodeHeader, age_days, header_of, priorities
 from .persona import drift, graph_persona
 
 __all__ = ["TierState", "tier_state", "rank_all", "select_tiers", "recent_session_leaves", "promote",
-           "hot_graph", "rescore"]
+           "rescore"]
 
 
 @dataclass(slots=True)
@@ -274,35 +274,3 @@ def promote(state: TierState, graph: MemoryGraph, node_ids: Iterable[str], regis
         state.promotions += len(promoted)
         state.membership += 1
     return promoted
-
-
-def hot_graph(graph: MemoryGraph, ids: Iterable[str], children: int = 8) -> MemoryGraph:
-    """A sub-tree over ``ids``: plus their support ancestors and up to ``children``
-    support children per claim, with the support edges among them.
-
-    Node objects are shared with ``graph`` (read-only here), so building it costs no
-    copies; its own embedding index makes scoring proportional to its size.
-    """
-    keep: dict[str, None] = {}
-    for x in ids:
-        if x not in graph:
-            continue
-        for y in graph.support_path(x):
-            keep[y] = None
-    for x in list(keep):
-        if graph.node(x).level is not Level.LEAF and children > 0:
-            kids = graph.children(x)
-            # the most recent evidence first: what a person would cite
-            kids.sort(key=lambda k: graph.node(k).t_first, reverse=True)
-            for k in kids[:children]:
-                keep[k] = None
-    sub = MemoryGraph(graph.user_id)
-    for x in keep:
-        sub.add_node(graph.node(x))
-    for x in keep:
-        p = graph.parent(x)
-        if p is not None and p in keep:
-            e = graph.edge(x, p)
-            if e is not None and e.kind is EdgeKind.SUPPORT:
-                sub.add_edge(e)
-    return sub
