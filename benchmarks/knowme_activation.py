@@ -14,7 +14,7 @@ Expert-Annotated Psychoanalysis should reach roots.
 
 Run::
 
-    python3 benchmarks/knowme_activation.py [--data /work/shared/data/knowme/dataset1]
+    python3 benchmarks/knowme_activation.py [--data ../shared/data/knowme/dataset1]
         [--budget 1000] [--limit N] [--consolidate-every 500]
 """
 
@@ -35,6 +35,8 @@ from personatree.bench import load_knowme  # noqa: E402
 from personatree.bench.systems import interaction  # noqa: E402
 from personatree.clock import FixedClock  # noqa: E402
 from personatree.types import Level  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "knowme" / "dataset1"
 
 
 def ingest(
@@ -75,7 +77,7 @@ def ingest(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default="/work/shared/data/knowme/dataset1")
+    ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--limit", type=int, default=None, help="only the first N stream entries")
     ap.add_argument("--consolidate-every", type=int, default=500)

@@ -33,14 +33,14 @@ LOCOMO_SAMPLE: list[dict[str, Any]] = [
         "conversation": {
             "speaker_a": "Ana",
             "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1_date_time": "4:12 pm on 2 May, 2023",
             "session_1": [
                 {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! I just adopted a puppy called Miso."},
                 {"speaker": "Ben", "dia_id": "D1:2", "text": "Congrats! I started learning the cello last week."},
                 {"speaker": "Ana", "dia_id": "D1:3", "text": "Look at him!", "img_url": ["http://x/y.jpg"],
                  "blip_caption": "a photo of a small brown dog on a sofa", "query": "puppy"},
             ],
-            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2_date_time": "9:05 am on 22 June, 2023",
             "session_2": [
                 {"speaker": "Ben", "dia_id": "D2:1", "text": "I played my first cello recital yesterday."},
                 {"speaker": "Ana", "dia_id": "D2:2", "text": "Amazing. I am allergic to peanuts, so no snacks for me."},
@@ -187,7 +187,7 @@ def test_parse_evidence_is_lenient() -> None:
 
 
 def test_parse_locomo_date() -> None:
-    assert parse_locomo_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    assert parse_locomo_date("4:12 pm on 2 May, 2023") == datetime(2023, 5, 2, 16, 12, tzinfo=timezone.utc)
     assert parse_locomo_date("12:41 am on 2 October, 2022") == datetime(2022, 10, 2, 0, 41, tzinfo=timezone.utc)
     assert parse_locomo_date("12:30 pm on 1 Jan 2024") == datetime(2024, 1, 1, 12, 30, tzinfo=timezone.utc)
     assert parse_locomo_date("2023-05-08T10:00:00") == datetime(2023, 5, 8, 10, tzinfo=timezone.utc)

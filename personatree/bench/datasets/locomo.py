@@ -90,7 +90,7 @@ def canonical_dia_id(value: object) -> str:
 
 
 def parse_locomo_date(text: object) -> datetime | None:
-    """Parse a LoCoMo session date such as ``"1:56 pm on 8 May, 2023"``.
+    """Parse a LoCoMo session date such as ``"4:12 pm on 2 May, 2023"``.
 
     Parameters
     ----------
