@@ -24,7 +24,7 @@ import numpy as np
 
 from .clock import SystemClock
 from .config import PersonaTreeConfig
-from .errors import ConfigError, InputError, StaleStateError, UnknownNodeError, UnknownUserError
+from .errors import ConfigError, InputError, StaleStateError, UnknownUserError
 from .forgetting import forget_node
 from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
@@ -43,7 +43,6 @@ from .types import (
     Node,
     Observation,
     SearchHit,
-    utc,
 )
 
 __all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "register_replayer"]
@@ -102,6 +101,26 @@ def _embedder_meta(embedder: Embedder) -> dict[str, Any]:
     return {"name": embedder.name, "dim": int(embedder.dim)}
 
 
+def recorded_embedder(store: Store) -> dict[str, Any] | None:
+    """The embedder a store records (``{"name": ..., "dim": ...}``), or ``None``.
+
+    Raises
+    ------
+    ConfigError
+        The record is not what personatree writes (a JSON object with a name).
+    """
+    raw = store.get_meta(EMBEDDER_META_KEY)
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        raise ConfigError(f"this store's embedder record is unreadable: {raw[:80]!r}")
+    return meta
+
+
 def _check_embedder(store: Store, embedder: Embedder) -> bool:
     """Refuse an embedder other than the one the store was built with.
 
@@ -121,13 +140,9 @@ def _check_embedder(store: Store, embedder: Embedder) -> bool:
         The store was built with another embedder (name or dimension).
     """
     mine = _embedder_meta(embedder)
-    raw = store.get_meta(EMBEDDER_META_KEY)
-    if raw is None:
+    theirs = recorded_embedder(store)
+    if theirs is None:
         return False
-    try:
-        theirs = json.loads(raw)
-    except ValueError:
-        theirs = {"name": raw}
     if theirs != mine:
         raise ConfigError(
             f"this store was built with the embedder {theirs.get('name')!r} "
@@ -332,10 +347,12 @@ class PersonaTree:
                     if change.is_empty():
                         return result
                     change.expected_version = state.version
-                    state.version = self.store.commit(change)
                     if not self._embedder_recorded:
+                        # Before the first write, not after it: a failure here loses
+                        # nothing, and a stored change is never reported as failed.
                         self.store.set_meta(EMBEDDER_META_KEY, json.dumps(_embedder_meta(self.embedder), sort_keys=True))
                         self._embedder_recorded = True
+                    state.version = self.store.commit(change)
                     return result
                 except StaleStateError:
                     self._cache.pop(user_id, None)

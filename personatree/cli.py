@@ -120,17 +120,11 @@ def open_tree(store: str, *, must_exist: bool = True) -> Any:
 
 def _recorded_embedder(st: Any) -> str | None:
     """The embedder spec a store records (see ``PersonaTree.open``), if any."""
-    from .api import EMBEDDER_META_KEY
+    from .api import recorded_embedder
     from .embedders import spec_of
 
-    raw = st.get_meta(EMBEDDER_META_KEY)
-    if raw is None:
-        return None
-    try:
-        meta = json.loads(raw)
-        return spec_of(str(meta["name"]), meta.get("dim"))
-    except (ValueError, KeyError, TypeError):
-        return None
+    meta = recorded_embedder(st)
+    return None if meta is None else spec_of(meta["name"])
 
 
 def _quiet_model_loading() -> None:

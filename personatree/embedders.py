@@ -20,6 +20,10 @@ from .errors import EmbedderError
 
 __all__ = ["SentenceTransformerEmbedder", "HashingEmbedder", "default_model_path", "make_embedder"]
 
+# The names embedders record themselves under (see ``spec_of``, their inverse).
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+_HASHING_PREFIX = "hashing-"
+
 _MODELS: dict[tuple[str, str], object] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -91,7 +95,7 @@ class SentenceTransformerEmbedder:
     @property
     def name(self) -> str:
         """``all-MiniLM-L6-v2`` for the default, else the given model spec."""
-        return "all-MiniLM-L6-v2" if self._spec == "default" else self._spec
+        return DEFAULT_MODEL_NAME if self._spec == "default" else self._spec
 
     @property
     def dim(self) -> int:
@@ -145,7 +149,7 @@ class HashingEmbedder:
     @property
     def name(self) -> str:
         """``hashing-<dim>``."""
-        return f"hashing-{self._dim}"
+        return f"{_HASHING_PREFIX}{self._dim}"
 
     @property
     def dim(self) -> int:
@@ -172,7 +176,7 @@ class HashingEmbedder:
         return np.stack([self._one(t) for t in texts]).astype(np.float32)
 
 
-def spec_of(name: str, dim: int | None = None) -> str:
+def spec_of(name: str) -> str:
     """The :func:`make_embedder` spec that rebuilds an embedder from its ``name``.
 
     The inverse of the ``name`` properties: ``all-MiniLM-L6-v2`` is the packaged
@@ -181,17 +185,16 @@ def spec_of(name: str, dim: int | None = None) -> str:
     Parameters
     ----------
     name : str
-    dim : int, optional
-        Unused for the known names; kept so callers can pass what a store records.
 
     Returns
     -------
     str
     """
-    if name == "all-MiniLM-L6-v2":
+    if name == DEFAULT_MODEL_NAME:
         return "default"
-    if name.startswith("hashing-") and name[len("hashing-"):].isdigit():
-        return "hashing:" + name[len("hashing-"):]
+    dim = name.removeprefix(_HASHING_PREFIX)
+    if dim != name and dim.isdigit():
+        return "hashing:" + dim
     return name
 
 

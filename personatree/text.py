@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-# The vocabulary lives in .lexicons; the private aliases keep the names this module
-# has always had, so code and tests importing them from here keep working.
+# The vocabulary lives in .lexicons, imported under the private names the code below
+# uses.
 from .lexicons import ADVERBS as _ADVERBS
 from .lexicons import AFFECT_NEG as _AFFECT_NEG
 from .lexicons import AFFECT_POS as _AFFECT_POS
@@ -45,7 +45,6 @@ from .lexicons import FIRST_PERSON_SUBJECT as _FIRST_PERSON_SUBJECT
 from .lexicons import INTENSIFIERS as _INTENSIFIERS
 from .lexicons import IRREGULAR_3SG as _IRREGULAR_3SG
 from .lexicons import LEADING_FILLER_RE as _LEADING_FILLER_RE
-from .lexicons import LIGHT_VERBS as _LIGHT_VERBS  # noqa: F401  (kept importable)
 from .lexicons import LIKE_FORMS as _LIKE_FORMS
 from .lexicons import LIKE_SUBJECTS as _LIKE_SUBJECTS
 from .lexicons import NEGATORS as _NEGATORS
@@ -53,7 +52,6 @@ from .lexicons import NEG_EXEMPT as _NEG_EXEMPT
 from .lexicons import NO_SPLIT_ABBR as _NO_SPLIT_ABBR
 from .lexicons import PAST_IRREGULAR as _PAST_IRREGULAR
 from .lexicons import POSITIVE_NEGATED as _POSITIVE_NEGATED
-from .lexicons import PRED_ADJ as _PRED_ADJ  # noqa: F401  (kept importable)
 from .lexicons import PRONOUN_CAPS as _PRONOUN_CAPS
 from .lexicons import REQUEST_LEADS as _REQUEST_LEADS
 from .lexicons import REQUEST_VERBS as _REQUEST_VERBS

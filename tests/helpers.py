@@ -63,7 +63,12 @@ def seed_mid(
     text: str,
     schema_type: str = "preference",
     attrs: Mapping[str, Any] | None = None,
-) -> None:
+    *,
+    t_first: datetime = T0,
+    t_last: datetime = T0,
+    logit: float = 0.4,
+    n_support: int = 1,
+) -> Node:
     """Commit a mid (what consolidation would create) so new leaves can support or contradict it.
 
     Parameters
@@ -75,13 +80,24 @@ def seed_mid(
         The mid's type.
     attrs : mapping, optional
         The mid's attributes (none by default).
+    t_first, t_last : datetime
+        The span of its evidence.
+    logit : float
+        Its confidence logit.
+    n_support : int
+        How many observations it summarises.
+
+    Returns
+    -------
+    Node
     """
     vec = tree.embedder.embed([text])[0]
 
     def work(graph: Any) -> tuple[ChangeSet, None]:
-        node = Node(node_id, user_id, Level.MID, schema_type, text, dict(attrs or {}),
-                    T0, T0, 0.4, 1, 0, vec)
         graph.add_node(node)
         return ChangeSet(user_id, upsert_nodes=[node]), None
 
+    node = Node(node_id, user_id, Level.MID, schema_type, text, dict(attrs or {}),
+                t_first, t_last, logit, n_support, 0, vec)
     tree._transact(user_id, work)
+    return node

@@ -209,6 +209,25 @@ def test_a_store_refuses_another_embedder_with_a_typed_error(tmp_path, embedder)
         assert t.store.checksum("ana") == before and t.search("ana", "spicy", k=1)
 
 
+def test_an_unreadable_embedder_record_is_a_typed_error(tmp_path) -> None:
+    from personatree import ConfigError
+    from personatree.embedders import HashingEmbedder
+    from personatree.store import open_store
+
+    path = tmp_path / "bad.db"
+    with PersonaTree.open(path, embedder=HashingEmbedder(64)) as t:
+        t.observe("ana", "I love spicy food.", at=T0)
+        before = t.store.checksum("ana")
+        t.store.set_meta("personatree.embedder", "{not json")
+    with pytest.raises(ConfigError, match="embedder record is unreadable"):
+        PersonaTree.open(path, embedder=HashingEmbedder(64))
+    st = open_store(str(path))
+    try:  # nothing stored was lost
+        assert st.checksum("ana") == before
+    finally:
+        st.close()
+
+
 def test_a_store_from_before_the_embedder_was_recorded_is_checked_per_user(tmp_path) -> None:
     from personatree import ConfigError
     from personatree.embedders import HashingEmbedder

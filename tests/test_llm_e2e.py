@@ -42,8 +42,9 @@ import pytest
 from personatree import FixedClock, PersonaTree, PersonaTreeConfig
 from personatree.demo import sample_interactions
 from personatree.judge import LLMJudge
-from personatree.ports import ChangeSet
 from personatree.types import EdgeKind, Level, Node
+
+from .helpers import seed_mid
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -339,11 +340,9 @@ def test_a_real_conversation_ends_in_a_valid_tree_and_a_budgeted_recall(ingested
     budget = 120
     question = "What does Maya do to relax, and is there food she must avoid?"
     ctx = tree.recall(user, question, budget=budget)
-    assert isinstance(ctx.text, str)
     assert ctx.budget == budget and 0 <= ctx.tokens <= budget
     if leaves:
         assert ctx.items and ctx.text.strip()
-    assert ctx.route.level in tuple(Level)
     assert abs(sum(ctx.route.probabilities.values()) - 1.0) < 1e-6
     assert all(t in tree.registry for t in ctx.route.schema_types)
     assert {oid for oid, _turn in ctx.sources} <= set(ingested.sent)
@@ -398,12 +397,9 @@ def test_prompt_injection_does_not_change_the_shape_of_the_output(
         judge = tree.judge
         assert isinstance(judge, LLMJudge)
         # A pattern the new statements will be validated against (as consolidation makes).
-        text = "Loves hiking in the mountains (3 mentions, Mar 2024)"
-        mid = Node(id="md_hiking", user_id=user, level=Level.MID, schema_type="preference",
-                   content=text, attributes={"polarity": 1}, t_first=NOW - timedelta(days=30),
-                   t_last=NOW - timedelta(days=5), logit=0.5, n_support=3,
-                   embedding=tree.embedder.embed([text])[0])
-        tree.store.commit(ChangeSet(user_id=user, upsert_nodes=[mid]))
+        seed_mid(tree, user, "md_hiking", "Loves hiking in the mountains (3 mentions, Mar 2024)",
+                 attrs={"polarity": 1}, t_first=NOW - timedelta(days=30), t_last=NOW - timedelta(days=5),
+                 logit=0.5, n_support=3)
         # The injection inside the statement itself (so the validator sees it next to the
         # pattern), and as a message of its own that also tries to close the data block.
         first = f"I stopped hiking in the mountains, {INJECTION.lower()}"

@@ -20,10 +20,11 @@ from personatree.judge import (
     ProviderError,
     RateLimitError,
 )
-from personatree.ports import ChangeSet, Judge
+from personatree.ports import Judge
 from personatree.types import EdgeKind, Level, Node
 
 from .conftest import T0
+from .helpers import seed_mid
 from .test_api import BAD_MESSAGES, _snapshot
 from .test_llm_judge_fakes import ScriptedModel, data_of
 
@@ -50,13 +51,11 @@ def open_tree(tmp_path, embedder, judge) -> PersonaTree:
                             clock=FixedClock(T0 + timedelta(days=30)))
 
 
-def seed_mid(tree: PersonaTree, user: str, text: str = "Loves hiking in the mountains (3 mentions, Feb 2024)") -> Node:
+def seed_hiking(tree: PersonaTree, user: str) -> Node:
     """A mid the new leaves can be validated against (as consolidation would have made)."""
-    mid = Node(id="md_seed", user_id=user, level=Level.MID, schema_type="preference", content=text,
-               attributes={"polarity": 1}, t_first=T0 - timedelta(days=20), t_last=T0 - timedelta(days=5),
-               logit=0.5, n_support=3, embedding=tree.embedder.embed([text])[0])
-    tree.store.commit(ChangeSet(user_id=user, upsert_nodes=[mid]))
-    return mid
+    return seed_mid(tree, user, "md_seed", "Loves hiking in the mountains (3 mentions, Feb 2024)",
+                    attrs={"polarity": 1}, t_first=T0 - timedelta(days=20), t_last=T0 - timedelta(days=5),
+                    logit=0.5, n_support=3)
 
 
 def say(text: str) -> list[dict]:
@@ -94,7 +93,7 @@ def test_every_scenario_ends_in_a_valid_tree(tmp_path, embedder, registry, offli
     judge = make(embedder, registry, offline, model)
     tree = open_tree(tmp_path, embedder, judge)
     try:
-        seed_mid(tree, "ana")
+        seed_hiking(tree, "ana")
         rep = tree.observe("ana", say("I love hiking in the mountains. Thanks for the tips!"), at=T0)
         # Nothing is lost: the observation is stored and its statement became a leaf.
         assert tree.stats("ana")["observations"] == 1
@@ -155,7 +154,7 @@ def test_user_text_is_data_inside_the_delimiters(tmp_path, embedder, registry, o
     judge = make(embedder, registry, offline, model)
     tree = open_tree(tmp_path, embedder, judge)
     try:
-        seed_mid(tree, "ana")
+        seed_hiking(tree, "ana")
         tree.observe("ana", say("I stopped hiking in the mountains. " + INJECTION), at=T0)
         prompts = {c["op"]: c["messages"] for c in model.calls}
         assert set(prompts) == {"extract", "validate"}

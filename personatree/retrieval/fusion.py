@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-__all__ = ["rrf", "rrf_normalised"]
+__all__ = ["rrf", "rrf_normalised", "rrf_top"]
 
 
 def rrf(
@@ -62,5 +62,21 @@ def rrf_normalised(
     bounded relevance whose scale does not depend on how many retrievers ran.
     """
     ws = list(weights) if weights is not None else [1.0] * len(rankings)
-    top = sum(w / (k + 1) for w in ws) or 1.0
+    top = rrf_top(ws, k)
     return {key: v / top for key, v in rrf(rankings, k, ws).items()}
+
+
+def rrf_top(weights: Sequence[float], k: int = 60) -> float:
+    """The :func:`rrf` score of an id first in every ranking (1 when that is 0).
+
+    Parameters
+    ----------
+    weights : sequence of float
+        One weight per ranking.
+    k : int
+
+    Returns
+    -------
+    float
+    """
+    return sum(w / (k + 1) for w in weights) or 1.0

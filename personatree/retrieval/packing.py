@@ -166,7 +166,7 @@ def pack(
                     options[o.node_id] = o
                     cheapest = min(cheapest, o.tokens, o.cost(True))
                 elif o.child_value > old.child_value:
-                    options[o.node_id] = Option(
+                    new = options[o.node_id] = Option(
                         old.node_id,
                         old.rank,
                         old.value,
@@ -175,6 +175,7 @@ def pack(
                         o.child_tokens,
                         old.groups,
                     )
+                    cheapest = min(cheapest, new.cost(True))
             asked[parent] = [o.node_id for o in got]
         return asked[parent]
 

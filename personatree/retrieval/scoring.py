@@ -17,7 +17,7 @@ import numpy as np
 from ..config import RecallConfig
 from ..index import top_k
 from ..types import Level, Route
-from .fusion import rrf_normalised
+from .fusion import rrf, rrf_normalised, rrf_top
 from .lexical import tokenize
 from .state import RetrievalState
 
@@ -114,12 +114,11 @@ def score_nodes(
         )
         rows = state.disposition_rows
         if personal and lv is Level.LEAF and s_lv is not None and arr is not None and rows.size:
-            top = (cfg.dense_weight + cfg.lexical_weight) / (cfg.rrf_k + 1) or 1.0
-            ranked = rows[top_k(s_lv[rows], pool)]
-            for i, row in enumerate(ranked):
-                x = arr.ids[int(row)]
-                bonus = cfg.disposition_weight / (cfg.rrf_k + i + 1) / top
-                fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
+            # On the dense + lexical scale, so a bonus adds to what those two give.
+            top = rrf_top([cfg.dense_weight, cfg.lexical_weight], cfg.rrf_k)
+            ranked = [arr.ids[int(row)] for row in rows[top_k(s_lv[rows], pool)]]
+            for x, bonus in rrf([ranked], cfg.rrf_k, [cfg.disposition_weight]).items():
+                fused[x] = min(1.0, fused.get(x, 0.0) + bonus / top)
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():

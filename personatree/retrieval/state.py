@@ -193,11 +193,10 @@ class RetrievalState:
             self.children.setdefault(e.dst, []).append(e.src)
         self._rebuild_rows(graph)
 
-    def _patch_structure(self, graph: MemoryGraph, changed: Iterable[str]) -> None:
-        # Only ``changed`` nodes were added, removed or edited: re-attach just those
-        # (a hot tier's promotion touches a handful of its thousands of nodes, and
-        # walking every edge of the tier cost more than the search it served).
-        ids = list(dict.fromkeys(changed))
+    def _patch_structure(self, graph: MemoryGraph, ids: list[str]) -> None:
+        # Only ``ids`` were added, removed or edited: re-attach just those (a hot
+        # tier's promotion touches a handful of its thousands of nodes, and walking
+        # every edge of the tier cost more than the search it served).
         for nid in ids:
             p = self.parent.pop(nid, None)
             if p is not None:

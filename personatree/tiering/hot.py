@@ -104,8 +104,9 @@ class HotIndex:
     Attributes
     ----------
     graph_key : hashable
-        The user's tree version the sub-tree was built from, and the children per
-        claim it shows.
+        The user's tree version the sub-tree was built from.
+    children : int
+        Support children per claim it shows.
     members : dict
         Member id → its :func:`closure`.
     counts : dict
@@ -119,6 +120,7 @@ class HotIndex:
     """
 
     graph_key: Hashable = None
+    children: int = -1
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     sub: MemoryGraph | None = None
@@ -150,7 +152,7 @@ class HotIndex:
         RetrievalState
         """
         wanted = dict.fromkeys(ids)
-        if self.sub is None or self.state is None or (graph_key, children) != self.graph_key:
+        if self.state is None or graph_key != self.graph_key or children != self.children:
             self._build(graph, graph_key, wanted, children, version)
         elif version != self.version:
             self._update(graph, wanted, children, version)
@@ -166,7 +168,7 @@ class HotIndex:
             for y in cl:
                 self.counts[y] = self.counts.get(y, 0) + 1
         sub = _sub_tree(graph, self.counts)
-        self.sub, self.graph_key, self.version = sub, (graph_key, children), version
+        self.sub, self.graph_key, self.children, self.version = sub, graph_key, children, version
         # A fresh state: the old one indexes another graph version's node objects.
         self.state = RetrievalState(sub).refresh(sub, version)
         self.rebuilds += 1

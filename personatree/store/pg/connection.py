@@ -166,11 +166,7 @@ class PgConnection(Closing):
                     conn.execute(f"SELECT pg_advisory_xact_lock({LOCK_WRITE}, {USER_KEY})", (user,))
                 yield conn
             except BaseException:
-                if not conn.closed:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except psycopg.Error:
-                        pass
+                rollback_open(conn)
                 raise
             conn.execute("COMMIT")
 
