@@ -136,7 +136,8 @@ class RetrievalState:
                 if sig is not None and self._sig.get(nid) != sig:
                     self._add(graph.node(nid), dirty_turns)
         self._sig = new_sig
-        for tk in dirty_turns:
+        # Sorted: turn rows break BM25 ties, and set order changes with the hash seed.
+        for tk in sorted(dirty_turns):
             members = self.turn_leaves.get(tk)
             if not members:
                 self.turns.remove(tk)

@@ -176,14 +176,14 @@ class HotIndex:
     def _update(self, graph: MemoryGraph, wanted: dict[str, None], children: int, version: Hashable) -> None:
         sub, counts = self.sub, self.counts
         assert sub is not None and self.state is not None
-        changed: set[str] = set()
+        changed: dict[str, None] = {}  # ordered, so indexing order never depends on the hash seed
         for x in [m for m in self.members if m not in wanted]:
             for y in self.members.pop(x):
                 counts[y] -= 1
                 if counts[y] == 0:
                     del counts[y]
                     sub.remove_node(y)
-                    changed.add(y)
+                    changed[y] = None
         added: list[str] = []
         for x in wanted:
             if x in self.members:
@@ -196,7 +196,7 @@ class HotIndex:
                 counts[y] = counts.get(y, 0) + 1
         for y in added:
             _link(graph, sub, y, up_only=False)
-        changed.update(added)
+        changed.update(dict.fromkeys(added))
         self.version = version
         self.state.refresh(sub, version, changed=changed)
         self.updates += 1

@@ -214,7 +214,7 @@ def tier_state(graph: MemoryGraph, registry: Any, now: datetime, cfg: TieringCon
     touched = [nid for nid, s in new_sig.items() if prev.sig.get(nid) != s]
     headers = {k: v for k, v in prev.headers.items() if k in new_sig}
     headers.update(_headers((graph.node(x) for x in touched), registry, now, prev.anchor))
-    hot = [x for x in prev.hot if x in new_sig]
+    hot = [x for x in dict.fromkeys(prev.tier1 + tuple(prev.tier2)) if x in new_sig]  # ordered, not a set
     scores = {k: v for k, v in prev.scores.items() if k in new_sig}
     scores.update(rescore((headers[x] for x in dict.fromkeys(hot + touched)), now, cfg))
     recent, roots, pivotal, tier2 = select_tiers(graph, scores, cfg, pool=dict.fromkeys(hot + touched))
