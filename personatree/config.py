@@ -203,9 +203,9 @@ class RecallConfig(_Frozen):
     model : str
         Model whose tokenizer counts the budget.
     rrf_weight : float
-        Share of the fused RRF score in the relevance of mids and roots; the rest is
-        their calibrated cosine, which keeps claims comparable across levels (leaves
-        use the fused score alone).
+        Weight of the fused RRF score in the relevance of mids and roots, a weighted
+        geometric mean with their calibrated cosine, which keeps claims comparable
+        across levels (leaves use the fused score alone).
     fit_floor : float
         Level fit of mids and roots when the router gave their level no probability
         (the routed level fits 1).
@@ -232,6 +232,20 @@ class RecallConfig(_Frozen):
         Relevance multiplier for disposition leaves under such queries: a stated habit
         or constraint ("I avoid loud crowded bars") bears on advice that shares few
         words with it.
+    long_query_tokens : int
+        Query length (BM25 tokens) at which the lexical weight reaches
+        ``long_query_lexical_weight``; from half this length up it rises linearly from
+        ``lexical_weight``. A long question describing a scene shares many rare words
+        with the turns that tell it, while one sentence embedding of it blurs its
+        clauses together.
+    long_query_lexical_weight : float
+    neighbour_share : float
+        A turn told just before or after one of the best-matching turns of its
+        session is worth this share of that turn's fused score (0 turns it off): a
+        scene spans several turns, and a question about it matches some of them best.
+    neighbour_seeds : int
+        At most this many of the best-matching leaves lend their score to their
+        neighbours (fewer under a small budget: one per five candidates of the pool).
     """
 
     budget: int = Field(default=1000, ge=1)
@@ -243,7 +257,7 @@ class RecallConfig(_Frozen):
     fit_floor: float = Field(default=0.1, ge=0.0, le=1.0)
     leaf_fit_floor: float = Field(default=0.75, ge=0.0, le=1.0)
     schema_boost: float = Field(default=1.15, ge=1.0, le=3.0)
-    child_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    child_floor: float = Field(default=0.2, ge=0.0, le=1.0)
     expand_k: int = Field(default=2, ge=1, le=50)
     access_flush_every: int = Field(default=32, ge=1)
     dense_weight: float = Field(default=1.0, ge=0.0)
@@ -251,6 +265,10 @@ class RecallConfig(_Frozen):
     speaker_boost: float = Field(default=1.3, ge=1.0, le=3.0)
     disposition_weight: float = Field(default=1.0, ge=0.0)
     disposition_boost: float = Field(default=1.3, ge=1.0, le=3.0)
+    long_query_tokens: int = Field(default=20, ge=2)
+    long_query_lexical_weight: float = Field(default=3.0, ge=0.0)
+    neighbour_share: float = Field(default=0.7, ge=0.0, le=1.0)
+    neighbour_seeds: int = Field(default=20, ge=0)
 
 
 class PersonaTreeConfig(_Frozen):

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 
 __all__ = [
     "DISPOSITION_MARKERS",
+    "HABIT_VERBS",
+    "STANDING_NEGATORS",
     "FIRST_PERSON_SUBJECT",
     "REQUEST_LEADS",
     "REQUEST_VERBS",
@@ -115,9 +117,21 @@ REQUEST_VERBS: frozenset[str] = frozenset(
 DISPOSITION_MARKERS: frozenset[str] = frozenset(
     """usually always never rarely seldom often typically generally normally tend tends
     prefer prefers preference rather avoid avoids follow follows allergic allergy
-    intolerant intolerance diet vegan vegetarian can't cannot won't don't doesn't
+    intolerant intolerance diet vegan vegetarian
     dislike dislikes hate hates love loves enjoy enjoys appeal appeals favorite
-    favourite fan sensitive""".split()
+    favourite fan sensitive refuse refuses objection boycott""".split()
+)
+# A negated verb of these is a standing constraint ("I don't eat meat", "I can't
+# drink milk", "I won't fly"); other negations are mostly events or problems ("I
+# can't go today", "I cannot limit the size of widgets").
+STANDING_NEGATORS: frozenset[str] = frozenset(
+    "don't doesn't can't cannot won't never".split()
+)
+HABIT_VERBS: frozenset[str] = frozenset(
+    """eat eats drink drinks use uses wear wears buy buys like likes enjoy enjoys watch
+    watches play plays fly flies drive drives travel travels handle handles tolerate
+    tolerates stand touch touches consume consumes smoke smokes cook cooks read reads
+    listen listens care cares do does own owns work works suit suits fit fits""".split()
 )
 # Words that may precede the verb of a request ("Please list ...", "Now write ...").
 REQUEST_LEADS: frozenset[str] = frozenset("please pls plz kindly now also then and so ok okay".split())

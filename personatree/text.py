@@ -39,6 +39,8 @@ from .lexicons import CESSATION_RE as _CESSATION_RE
 from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
 from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
 from .lexicons import FILLERS as _FILLERS
+from .lexicons import HABIT_VERBS as _HABIT_VERBS
+from .lexicons import STANDING_NEGATORS as _STANDING_NEGATORS
 from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
 from .lexicons import FIRST_PERSON as _FIRST_PERSON
 from .lexicons import FIRST_PERSON_SUBJECT as _FIRST_PERSON_SUBJECT
@@ -389,6 +391,24 @@ def looks_like_code(sentence: str) -> bool:
     return _CODE_RE.search(sentence) is not None
 
 
+# "I'd like you to take this code ...", "I want you to act as ...": a task for the
+# other party phrased in the first person ("I want you to know ..." is not one).
+_WANT_YOU_TO_RE = re.compile(
+    r"^\W*(?:(?:first|now|so|ok|okay|please|next|then),?\s+)*"
+    r"i(?:'d| would)?\s+(?:like|want|need)\s+you\s+to\s+(?!know\b|understand\b|meet\b|be\b)",
+    re.I,
+)
+
+
+def _is_framed_request(sentence: str) -> bool:
+    """A task whose payload follows a colon ("Make this correct: I like your watch")
+    or that asks the other party in the first person ("I'd like you to list ...")."""
+    if _WANT_YOU_TO_RE.search(sentence) is not None:
+        return True
+    head, colon, _ = sentence.partition(":")
+    return bool(colon) and is_request(tokenize(head))
+
+
 def is_request(tokens: list[str]) -> bool:
     """Whether a sentence is a task given to the other party ("List five ...").
 
@@ -415,9 +435,16 @@ def is_request(tokens: list[str]) -> bool:
     )
 
 
+# A stated habit or choice is one sentence; a "sentence" longer than this is pasted
+# text without punctuation (a transcript, a log), whose "I like" is no disposition.
+_DISPOSITION_MAX_TOKENS = 48
+
+_FOLLOW = frozenset({"follow", "follows"})
+_AS_FOLLOWS_RE = re.compile(r"\bas follows?\b", re.I)
+
 # A choice among offered options reveals a preference ("I'll go with the second one").
 _CHOICE_RE = re.compile(
-    r"\b(?:i|we)(?:'ll| will| would| think i'll)?\s+(?:go|going|stick|opt)\s+(?:with|for)\b"
+    r"\b(?:i|we|let's)(?:'ll| will| would| think i'll)?\s+(?:go|going|stick|opt)\s+(?:with|for)\b"
     r"|\b(?:i|we)(?:'ll| will)?\s+(?:choose|chose|pick|picked|take)\b",
     re.I,
 )
@@ -430,7 +457,9 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     carries a habit, like, aversion, standing constraint or choice ("I usually...", "I
     avoid loud crowded bars", "I keep a nut-free diet", "Those plans don't work for
     me", "I'll go with the second one"). Such evidence matters to a request for advice
-    even when it shares few words with it: a recommendation should respect it.
+    even when it shares few words with it: a recommendation should respect it. A
+    negation counts only on a habit verb ("I don't eat meat", not "I can't go
+    today"); questions and run-ons of pasted text never count.
 
     Parameters
     ----------
@@ -443,11 +472,30 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     bool
     """
     toks = tokens if tokens is not None else tokenize(sentence)
+    if len(toks) > _DISPOSITION_MAX_TOKENS or sentence.rstrip().endswith("?"):
+        return False
     if _FIRST_PERSON_SUBJECT.isdisjoint(toks) and "me" not in toks and "my" not in toks:
         return False
-    if not _DISPOSITION_MARKERS.isdisjoint(toks) or _CHOICE_RE.search(sentence) is not None:
+    markers = _DISPOSITION_MARKERS.intersection(toks)
+    if markers and markers <= _FOLLOW and _AS_FOLLOWS_RE.search(sentence) is not None:
+        markers = set()  # "as follows" introduces a list, not a habit
+    if markers or _CHOICE_RE.search(sentence) is not None:
+        return True
+    if _negated_habit(toks):
         return True
     return analyze_stance(sentence, toks).stance != 0
+
+
+def _negated_habit(toks: list[str]) -> bool:
+    """"I don't eat meat", "that doesn't work for me": a negated habit verb."""
+    for i, t in enumerate(toks):
+        if t in _STANDING_NEGATORS:
+            j = i + 1
+            while j < len(toks) and toks[j] in _ADVERBS:
+                j += 1  # "I don't really eat ..."
+            if j < len(toks) and toks[j] in _HABIT_VERBS:
+                return True
+    return False
 
 
 def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
@@ -462,8 +510,10 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
        other party ("How have you been?", "What about you?") are dropped.
     3. A statement led by "you"/"your" without any first-person pronoun is about the
        other party ("You'd be a great counselor!") → drop. So is a task given to the
-       other party (:func:`is_request`: "Write me a packing list for Iceland") and a
-       line of pasted source code (:func:`looks_like_code`): like a question to the
+       other party (:func:`is_request`: "Write me a packing list for Iceland"; also
+       with its payload after a colon, "Make this formal: I like your watch", or asked
+       in the first person, "I'd like you to refactor this") and a line of pasted
+       source code (:func:`looks_like_code`): like a question to the
        other party, they describe the task, not the speaker.
     4. Greeting/politeness phrases ("good to see you", "take care") are removed; the
        remaining content words are the tokens that are not stopwords, fillers
@@ -492,7 +542,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
         return first_person and _SECOND_PERSON.isdisjoint(toks)
     if toks[0] in _SECOND_PERSON and not first_person:
         return False
-    if is_request(toks) or looks_like_code(sentence):
+    if is_request(toks) or looks_like_code(sentence) or _is_framed_request(sentence):
         return False
     low = normalize(sentence)
     if _FILLER_PHRASE_RE.search(low) is not None:

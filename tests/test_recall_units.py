@@ -185,3 +185,27 @@ def test_top_k_matches_a_stable_full_sort(scores: list[int], k: int) -> None:
 
     s = np.asarray(scores, dtype=np.float32)
     assert top_k(s, k).tolist() == np.argsort(-s, kind="stable")[:k].tolist()
+
+
+def test_long_queries_weigh_the_lexical_ranking_more() -> None:
+    from personatree.config import RecallConfig
+    from personatree.retrieval.scoring import lexical_weight
+
+    cfg = RecallConfig(lexical_weight=1.0, long_query_tokens=20, long_query_lexical_weight=3.0)
+    assert lexical_weight(4, cfg) == lexical_weight(10, cfg) == 1.0
+    assert lexical_weight(15, cfg) == pytest.approx(2.0)
+    assert lexical_weight(20, cfg) == lexical_weight(60, cfg) == 3.0
+    flat = RecallConfig(long_query_lexical_weight=1.0)
+    assert {lexical_weight(n, flat) for n in range(60)} == {1.0}
+
+
+@given(st.floats(0.0, 1.0), st.floats(-1.0, 1.0), st.floats(0.0, 1.0))
+def test_claim_relevance_is_zero_without_meaning_and_bounded(fused: float, cos: float, w: float) -> None:
+    from personatree.retrieval.scoring import calibrated, claim_relevance
+
+    rel = claim_relevance(fused, cos, w)
+    assert 0.0 <= rel <= 1.0 + 1e-12
+    if cos <= 0.15 and w < 1.0:
+        assert rel == 0.0  # first among few claims, but unrelated in meaning
+    assert claim_relevance(fused, cos, 1.0) == pytest.approx(fused)
+    assert claim_relevance(1.0, cos, 0.0) == pytest.approx(calibrated(cos))

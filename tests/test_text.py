@@ -273,6 +273,27 @@ def test_tasks_for_the_other_party_and_pasted_code_are_not_about_the_speaker(sen
 @pytest.mark.parametrize(
     "sentence",
     [
+        "Make this grammatically correct: I like your watch.",
+        "Translate into French: I love my garden.",
+        "First I'd like you to take this section of code and split it up.",
+        "I want you to act as a travel guide for Lisbon.",
+    ],
+)
+def test_framed_requests_are_dropped(sentence: str) -> None:
+    assert not is_informative(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I want you to know how much your support means to me.", "Update: I finally finished the marathon!"],
+)
+def test_first_person_statements_with_colons_or_you_are_kept(sentence: str) -> None:
+    assert is_informative(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
         "Write it down, I always forget.",
         "Check out my quilt for the county fair!",
         "I keep to a strict nut-free and egg-free diet because of severe allergies.",
@@ -296,6 +317,15 @@ def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> N
         ("I went to the beach yesterday.", False),
         ("We went with friends to the lake.", False),
         ("Their warehouse ships orders twice a week.", False),
+        ("I refuse to use beauty products that were tested on animals.", True),
+        ("I don't really eat meat.", True),
+        ("I can't stand loud music.", True),
+        ("Let's go with option 3, the indie bands; pop is too vapid for my taste.", True),
+        ("I can't go today, the car broke down.", False),
+        ("I cannot limit the size of the widgets.", False),
+        ("Why can't I usually sleep past six?", False),
+        ("I can create a simple cipher as follows: take a random key.", False),
+        ("so I was like yeah " * 12 + "I always love it", False),
     ],
 )
 def test_dispositions_are_first_person_habits_likes_constraints_and_choices(

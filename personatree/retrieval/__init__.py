@@ -20,7 +20,7 @@ from .access import access_log
 from .engine import recall_state
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
-from .state import RetrievalState, state_for
+from .state import RetrievalState, state_for, store_turn_text
 from .tokens import LiteLLMTokenCounter, counter_of, shared_counter
 
 __all__ = [
@@ -103,7 +103,9 @@ def recall_user(
             raise UnknownUserError(f"no data stored for user {user_id!r}")
         with _STATES_LOCK:
             cache = _STATES.setdefault(tree, {})
-        state = state_for(cache, user_id, st.graph, st.version)
+        state = state_for(
+            cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id)
+        )
         result = recall_state(
             state,
             q,

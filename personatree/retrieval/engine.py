@@ -256,7 +256,12 @@ def recall_state(
     for nid in lay.order:
         n, sc, o = state.nodes[nid], scored.get(nid), options[nid]
         step = why[nid]
-        if step.kind == "alone":
+        if step.kind == "alone" and sc is not None and sc.neighbour_of is not None:
+            reason = (
+                f"alone: same scene as {sc.neighbour_of}, relevance {relevance(n):.2f} "
+                f"x reliability {0.5 + 0.5 * conf[nid]:.2f} x fit {fit[n.level]:.2f}"
+            )
+        elif step.kind == "alone":
             reason = (
                 f"alone: relevance {relevance(n):.2f} (dense #{sc.dense_rank if sc else '-'}, "
                 f"lexical #{sc.lexical_rank if sc else '-'}) x reliability {0.5 + 0.5 * conf[nid]:.2f} "
@@ -282,6 +287,7 @@ def recall_state(
                 lexical_rank=sc.lexical_rank if sc else None,
                 sources=tuple((p.observation_id, p.turn) for p in n.provenance),
                 reason=reason,
+                neighbour_of=sc.neighbour_of if sc and step.kind == "alone" else None,
             )
         )
     trace = [

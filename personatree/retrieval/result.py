@@ -40,6 +40,9 @@ class RecallItem:
         (observation id, turn) pairs behind the node (leaves: their provenance).
     reason : str
         Why it was chosen.
+    neighbour_of : str or None
+        The leaf whose turn lent this one its relevance (the turn was told next to
+        it in the same session), when that is how it got here.
     """
 
     node_id: str
@@ -56,6 +59,7 @@ class RecallItem:
     lexical_rank: int | None
     sources: tuple[tuple[str, int], ...]
     reason: str
+    neighbour_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,7 @@ class Recall:
                     "lexical_rank": i.lexical_rank,
                     "sources": [list(s) for s in i.sources],
                     "reason": i.reason,
+                    "neighbour_of": i.neighbour_of,
                 }
                 for i in self.items
             ],

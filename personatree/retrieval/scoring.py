@@ -21,7 +21,11 @@ from .fusion import rrf, rrf_normalised, rrf_top
 from .lexical import tokenize
 from .state import RetrievalState
 
-__all__ = ["Scored", "score_nodes", "level_fit", "calibrated"]
+# One seed lends to its neighbours per this many candidates of the level's pool (the
+# pool itself scales with the budget).
+_SEEDS_PER_POOL = 5
+
+__all__ = ["Scored", "score_nodes", "level_fit", "lexical_weight", "claim_relevance", "calibrated"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +36,43 @@ class Scored:
     cosine: float
     dense_rank: int | None
     lexical_rank: int | None
+    neighbour_of: str | None = None  # the leaf whose turn lent this one its score
 
 
 def calibrated(cos: float) -> float:
     # MiniLM cosines of unrelated sentences sit around 0.0-0.2 and of paraphrases at
     # 0.6+; map that range to [0, 1] so it can be averaged with a normalised RRF score.
     return min(1.0, max(0.0, (cos - 0.15) / 0.5))
+
+
+def claim_relevance(fused: float, cos: float, weight: float) -> float:
+    """fused^w · calibrated(cos)^(1−w): zero for a claim unrelated in meaning.
+
+    Parameters
+    ----------
+    fused : float
+        Normalised RRF score in [0, 1].
+    cos : float
+        Cosine with the query.
+    weight : float
+        w, the weight of the fused score (1: the fused score alone).
+
+    Returns
+    -------
+    float
+    """
+    return fused**weight * calibrated(cos) ** (1.0 - weight)
+
+
+def lexical_weight(n_tokens: int, cfg: RecallConfig) -> float:
+    """Weight of the lexical ranking for a query of ``n_tokens`` BM25 tokens.
+
+    ``cfg.lexical_weight`` up to half of ``cfg.long_query_tokens``, then linear up to
+    ``cfg.long_query_lexical_weight`` at ``cfg.long_query_tokens`` and beyond.
+    """
+    lo, hi = cfg.long_query_tokens / 2.0, float(cfg.long_query_tokens)
+    share = min(1.0, max(0.0, (n_tokens - lo) / (hi - lo)))
+    return cfg.lexical_weight + share * (cfg.long_query_lexical_weight - cfg.lexical_weight)
 
 
 def level_fit(route: Route, level: Level, floor: float) -> float:
@@ -83,6 +118,7 @@ def score_nodes(
         Level → cosine of every row of that level's matrix (empty without ``qvec``).
     """
     qtok = tokenize(query)
+    lex_weight = lexical_weight(len(qtok), cfg)
     out: dict[str, Scored] = {}
     cosines: dict[Level, np.ndarray] = {}
     for lv in levels:
@@ -107,15 +143,18 @@ def score_nodes(
                 lexical.append(members[0])
         else:
             lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
-        fused = dict(
-            rrf_normalised(
-                [dense, lexical], k=cfg.rrf_k, weights=[cfg.dense_weight, cfg.lexical_weight]
-            )
-        )
+        rankings, weights = [dense, lexical], [cfg.dense_weight, lex_weight]
+        fused = dict(rrf_normalised(rankings, k=cfg.rrf_k, weights=weights))
+        lent: dict[str, str] = {}
+        if lv is Level.LEAF and cfg.neighbour_share > 0 and s_lv is not None and arr is not None:
+            # A small budget shows few lines: lending from many seeds would crowd
+            # them out with the neighbours of weak matches.
+            seeds = min(cfg.neighbour_seeds, pool // _SEEDS_PER_POOL)
+            lent = _lend_to_neighbours(state, fused, s_lv, cfg.neighbour_share, seeds)
         rows = state.disposition_rows
         if personal and lv is Level.LEAF and s_lv is not None and arr is not None and rows.size:
             # On the dense + lexical scale, so a bonus adds to what those two give.
-            top = rrf_top([cfg.dense_weight, cfg.lexical_weight], cfg.rrf_k)
+            top = rrf_top(weights, cfg.rrf_k)
             ranked = [arr.ids[int(row)] for row in rows[top_k(s_lv[rows], pool)]]
             for x, bonus in rrf([ranked], cfg.rrf_k, [cfg.disposition_weight]).items():
                 fused[x] = min(1.0, fused.get(x, 0.0) + bonus / top)
@@ -129,8 +168,36 @@ def score_nodes(
             )
             # Leaves compete among themselves: their fused rank is their relevance (a turn
             # first in one ranking must not be demoted for a low cosine). Claims also
-            # compete across levels, so their cosine keeps them on an absolute scale.
+            # compete across levels, so their cosine keeps them on an absolute scale: a
+            # geometric mean, so that a claim unrelated in meaning scores nothing however
+            # it ranks among the few claims there are.
             w = 1.0 if lv is Level.LEAF else cfg.rrf_weight
-            rel = r if s_lv is None else w * r + (1.0 - w) * calibrated(cos)
-            out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x))
+            rel = r if s_lv is None else claim_relevance(r, cos, w)
+            out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x), lent.get(x))
     return out, cosines
+
+
+def _lend_to_neighbours(
+    state: RetrievalState, fused: dict[str, float], leaf_cos: np.ndarray, share: float, seeds: int
+) -> dict[str, str]:
+    """Give the turns next to the best-matching ones a share of their score (in place).
+
+    Each neighbour turn is represented by its leaf closest to the query; a leaf keeps
+    the larger of its own score and the share it is lent. Returns lender by borrower.
+    """
+    arr = state.arrays[Level.LEAF]
+    lenders: dict[str, str] = {}
+    for leaf, score in list(fused.items())[:seeds]:
+        tk = state.turn_of.get(leaf)
+        if tk is None:
+            continue
+        for other in state.neighbours(tk):
+            members = [m for m in state.turn_leaves.get(other, ()) if m in arr.row] if other else []
+            if not members:
+                continue
+            best = max(members, key=lambda m: (float(leaf_cos[arr.row[m]]), m))
+            lent = share * score
+            if lent > fused.get(best, 0.0):
+                fused[best] = lent
+                lenders[best] = leaf
+    return lenders

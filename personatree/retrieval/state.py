@@ -5,12 +5,17 @@ matrices per level, the lexical indexes (BM25 over mids/roots and over leaf *tur
 the support-edge maps and the leaf → turn grouping. It is built once per user and,
 when the tree changes, updated by diffing node signatures, so only changed nodes are
 re-tokenized. Queries never rebuild it.
+
+A turn is indexed lexically by its whole message as observed (read from the
+observation log through a :data:`TurnText` loader) when one is given: the sentences
+that never became leaves, or were forgotten by consolidation since, still tell which
+turn a query is about, and the turn is shown through the leaves it has left.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -19,7 +24,27 @@ from ..types import EdgeKind, Level, Node
 from ..text import is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
 
-__all__ = ["LevelArrays", "RetrievalState", "turn_key", "node_doc_tokens"]
+__all__ = [
+    "LevelArrays",
+    "RetrievalState",
+    "TurnSource",
+    "TurnText",
+    "turn_key",
+    "node_doc_tokens",
+    "store_turn_text",
+    "state_for",
+]
+
+class TurnSource(NamedTuple):
+    """A turn as the observation log holds it."""
+
+    text: str
+    seq: int  # the observation's position in the user's log
+
+
+#: Turn keys ("observation id#message index") → :class:`TurnSource`; keys it cannot
+#: resolve are left out (those turns are indexed by their leaves' text instead).
+TurnText = Callable[[Sequence[str]], Mapping[str, TurnSource]]
 
 
 def turn_key(node: Node) -> str:
@@ -67,12 +92,14 @@ class RetrievalState:
 
     graph: MemoryGraph
     version: Hashable = None
+    turn_text: TurnText | None = None
     arrays: dict[Level, LevelArrays] = field(default_factory=dict)
     bm25: dict[Level, BM25Index] = field(
         default_factory=lambda: {Level.MID: BM25Index(), Level.ROOT: BM25Index()}
     )
     turns: BM25Index = field(default_factory=BM25Index)
     turn_of: dict[str, str] = field(default_factory=dict)
+    turn_seq: dict[str, int] = field(default_factory=dict)
     turn_leaves: dict[str, list[str]] = field(default_factory=dict)
     parent: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
@@ -83,6 +110,9 @@ class RetrievalState:
     # their rows in the leaf matrix: a third retriever for questions about the person.
     dispositions: set[str] = field(default_factory=set)
     disposition_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Turn key → (previous, next) turn of the same session, in time order; built on
+    # first use after a change.
+    _neighbours: dict[str, tuple[str | None, str | None]] | None = None
     line_cache: dict[Hashable, tuple[str, int, int, str]] = field(default_factory=dict)
     type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
     _sig: dict[str, Hashable] = field(default_factory=dict)
@@ -137,19 +167,29 @@ class RetrievalState:
                     self._add(graph.node(nid), dirty_turns)
         self._sig = new_sig
         # Sorted: turn rows break BM25 ties, and set order changes with the hash seed.
+        live = sorted(tk for tk in dirty_turns if self.turn_leaves.get(tk))
+        texts = self.turn_text(live) if self.turn_text is not None and live else {}
         for tk in sorted(dirty_turns):
             members = self.turn_leaves.get(tk)
             if not members:
                 self.turns.remove(tk)
                 self.turn_leaves.pop(tk, None)
+                self.turn_seq.pop(tk, None)
                 continue
             nodes = sorted(
                 (graph.node(m) for m in members),
                 key=lambda x: x.provenance[0].sentence if x.provenance else 0,
             )
             toks: list[str] = []
-            for x in nodes:
-                toks.extend(tokenize(x.content + " " + _extra_text(x)))
+            src = texts.get(tk)
+            if src is not None:
+                self.turn_seq[tk] = src.seq
+                toks = tokenize(src.text)
+                extra = {e for x in nodes for e in tokenize(_extra_text(x))}
+                toks.extend(sorted(extra.difference(toks)))  # speaker and entity names
+            else:
+                for x in nodes:
+                    toks.extend(tokenize(x.content + " " + _extra_text(x)))
             self.turns.add(tk, toks + date_tokens(nodes[0].t_first))
         if changed is None:
             self._rebuild_structure(graph)
@@ -254,13 +294,102 @@ class RetrievalState:
         self.leaf_turn_row = np.fromiter(
             (trow.get(self.turn_of.get(x, ""), -1) for x in leaf_ids), np.int64, len(leaf_ids)
         )
+        self._neighbours = None
+
+    def neighbours(self, turn: str) -> tuple[str | None, str | None]:
+        """The turns told just before and just after ``turn`` in its session.
+
+        Parameters
+        ----------
+        turn : str
+            A turn key.
+
+        Returns
+        -------
+        (str or None, str or None)
+            Previous and next turn keys (``None`` at a session's ends or for an
+            unknown turn).
+        """
+        if self._neighbours is None:
+            order: list[tuple[str, Any, int, int, str]] = []
+            for tk, members in self.turn_leaves.items():
+                n = self.nodes.get(members[0]) if members else None
+                if n is not None and n.provenance:
+                    p = n.provenance[0]
+                    # Log order breaks ties of time (a batch observed at one instant).
+                    order.append((p.session_id, p.at, self.turn_seq.get(tk, -1), p.turn, tk))
+            order.sort()
+            nb: dict[str, tuple[str | None, str | None]] = {}
+            for i, (sess, *_, tk) in enumerate(order):
+                prev = order[i - 1][-1] if i > 0 and order[i - 1][0] == sess else None
+                nxt = order[i + 1][-1] if i + 1 < len(order) and order[i + 1][0] == sess else None
+                nb[tk] = (prev, nxt)
+            self._neighbours = nb
+        return self._neighbours.get(turn, (None, None))
+
+
+def store_turn_text(store: Any, user_id: str) -> TurnText:
+    """A :data:`TurnText` loader reading a user's messages from a store's observation log.
+
+    Parameters
+    ----------
+    store : Store
+        Anything with ``observations(user_id, ids)``.
+    user_id : str
+
+    Returns
+    -------
+    TurnText
+        Resolves "observation id#message index" keys to the message's content (with
+        the speaker's name, which a query may use) and the observation's log
+        position; unknown keys are left out.
+    """
+
+    def load(keys: Sequence[str]) -> Mapping[str, TurnSource]:
+        wanted: dict[str, list[tuple[str, int]]] = {}
+        for key in keys:
+            obs, sep, turn = key.rpartition("#")
+            if sep and turn.isdigit():
+                wanted.setdefault(obs, []).append((key, int(turn)))
+        out: dict[str, TurnSource] = {}
+        if not wanted:
+            return out
+        for o in store.observations(user_id, list(wanted)):
+            for key, i in wanted.get(o.id, ()):
+                if 0 <= i < len(o.messages):
+                    m = o.messages[i]
+                    text = f"{m.content} {m.name}" if m.name else m.content
+                    out[key] = TurnSource(text, o.seq)
+        return out
+
+    return load
 
 
 def state_for(
-    cache: dict[str, RetrievalState], user_id: str, graph: MemoryGraph, version: Hashable
+    cache: dict[str, RetrievalState],
+    user_id: str,
+    graph: MemoryGraph,
+    version: Hashable,
+    turn_text: TurnText | None = None,
 ) -> RetrievalState:
-    """The cached state of a user, refreshed to ``graph`` at ``version``."""
+    """The cached state of a user, refreshed to ``graph`` at ``version``.
+
+    Parameters
+    ----------
+    cache : dict
+        User id → state.
+    user_id : str
+    graph : MemoryGraph
+    version : hashable
+    turn_text : TurnText, optional
+        Where whole turns are read from when a new state is made (see the module
+        docstring); default: turns are indexed by their leaves' text.
+
+    Returns
+    -------
+    RetrievalState
+    """
     st = cache.get(user_id)
     if st is None:
-        st = cache[user_id] = RetrievalState(graph)
+        st = cache[user_id] = RetrievalState(graph, turn_text=turn_text)
     return st.refresh(graph, version)

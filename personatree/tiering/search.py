@@ -292,8 +292,10 @@ def search_tiers(
     if full_state is None:
         full_state = full() if callable(full) else full
     res = recall_state(full_state, query, qvec, route, **kw)  # type: ignore[arg-type]
-    # The most relevant hits are the ones worth keeping warm; promote those first.
-    best = sorted(res.items, key=lambda i: -i.relevance)[: tcfg.promote_max]
+    # The most relevant hits are the ones worth keeping warm; promote those first. A
+    # turn shown only for being next to a hit rides along with it, not on its own.
+    direct = [i for i in res.items if i.neighbour_of is None]
+    best = sorted(direct, key=lambda i: -i.relevance)[: tcfg.promote_max]
     promoted = promote(tstate, graph, [i.node_id for i in best], registry, now, tcfg)
     return TieredResult(res, 3, tuple(promoted))
 
@@ -366,7 +368,7 @@ def tiered_recall(
     from ..errors import InputError, UnknownUserError  # noqa: PLC0415
     from ..inputs import check_query  # noqa: PLC0415
     from ..retrieval.access import access_log  # noqa: PLC0415
-    from ..retrieval.state import state_for  # noqa: PLC0415
+    from ..retrieval.state import state_for, store_turn_text  # noqa: PLC0415
     from ..retrieval.tokens import counter_of, shared_counter  # noqa: PLC0415
 
     cfg = tree.config.recall
@@ -389,7 +391,7 @@ def tiered_recall(
             # Share the engine's own per-user state cache: tier 3 is plain recall.
             with R._STATES_LOCK:
                 cache = R._STATES.setdefault(tree, {})
-            return state_for(cache, user_id, st.graph, st.version)
+            return state_for(cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id))
 
         out = search_tiers(tstate, st.graph, full, q, qvec, route, registry=tree.registry, counter=counter,
                            budget=b, now=now, cfg=cfg, tcfg=tcfg, levels=levels)
