@@ -296,6 +296,21 @@ def test_prefeval_distractor_count(tmp_path: Path) -> None:
         load_prefeval(root, forms=["nope"])
 
 
+def test_prefeval_skip_takes_the_items_after_a_slice(tmp_path: Path) -> None:
+    root = write_prefeval(tmp_path)
+    f = root / "explicit_preference" / "food.json"
+    items = json.loads(f.read_text())
+    f.write_text(json.dumps(items + [dict(items[0], preference=f"I avoid food number {i}.") for i in (1, 2)]))
+    ids = lambda **kw: [c.id for c in load_prefeval(root, forms=["explicit"], **kw).conversations]  # noqa: E731
+    assert ids(limit=1) == ["explicit/food/0"]
+    assert ids(skip=1) == ["explicit/food/1", "explicit/food/2"]
+    assert ids(skip=1, limit=1) == ["explicit/food/1"]
+    held = load_prefeval(root, forms=["explicit"], skip=2).conversations[0]
+    assert held.turns[0].text == "I avoid food number 2."
+    with pytest.raises(ValueError):
+        load_prefeval(root, skip=-1)
+
+
 def test_preference_turn_labelling() -> None:
     turns = [("a", "Hi there, I need help with my code."), ("b", "I usually avoid horror games, they scare me.")]
     assert preference_turn_ids("I do not enjoy games with horror themes.", turns) == ["b"]

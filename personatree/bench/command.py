@@ -62,6 +62,7 @@ def _run(
     dataset: str, path: Path, systems: str, budgets: str, topk: str, out: Optional[Path],
     plot: Optional[Path], quick: bool, distractors: int, limit: Optional[int], host: Optional[Path],
     seed: int, consolidate: str, consolidate_min_turns: int, model: str, progress: bool, records: bool,
+    skip: int = 0,
 ) -> None:
     from ..errors import PersonaTreeError
     from .datasets import load_dataset
@@ -75,6 +76,9 @@ def _run(
         options["limit"] = limit
     if dataset == "prefeval":
         options["distractors"] = distractors
+        options["skip"] = skip
+    elif skip:
+        _fail("--skip applies to prefeval only")
     if dataset == "locomo_plus":
         options["seed"] = seed
         if host is not None:
@@ -117,6 +121,8 @@ def _dataset_command(dataset: str) -> Callable[..., None]:
                                         help="PrefEval: distractor conversations between preference and question."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Conversations (LoCoMo), entries (KnowMe), "
                                             "items per topic file (PrefEval) or items (LoCoMo-Plus)."),
+        skip: int = typer.Option(0, "--skip", min=0,
+                                 help="PrefEval: leave out the first N items of each topic file."),
         host: Optional[Path] = typer.Option(None, "--host", help="LoCoMo-Plus: the host LoCoMo file."),
         seed: int = typer.Option(0, "--seed", help="LoCoMo-Plus: seed of the insertion points."),
         consolidate: str = typer.Option("session", "--consolidate",
@@ -128,7 +134,7 @@ def _dataset_command(dataset: str) -> Callable[..., None]:
         records: bool = typer.Option(True, "--records/--no-records", help="Include per-query records in --out."),
     ) -> None:
         _run(dataset, path, systems, budgets, topk, out, plot, quick, distractors, limit, host, seed,
-             consolidate, consolidate_min_turns, model, progress, records)
+             consolidate, consolidate_min_turns, model, progress, records, skip)
 
     command.__doc__ = f"Evidence recall on a {dataset.replace('_', '-')} dataset, every system side by side."
     return command

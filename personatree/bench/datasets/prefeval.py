@@ -182,6 +182,7 @@ def load_prefeval(
     forms: Sequence[str] = FORMS,
     topics: Sequence[str] | None = None,
     limit: int | None = None,
+    skip: int = 0,
 ) -> Dataset:
     """Load a PrefEval ``benchmark_dataset`` folder.
 
@@ -199,11 +200,16 @@ def load_prefeval(
         Topic file stems to keep (default all).
     limit : int, optional
         Items per (form, topic) file.
+    skip : int
+        Leave out the first ``skip`` items of each file (before ``limit``), e.g. to
+        measure on items a tuning run did not use.
 
     Returns
     -------
     Dataset
     """
+    if skip < 0:
+        raise ValueError("skip must be 0 or more")
     root = Path(path)
     inter = root / "filtered_inter_turns.json"
     dis = load_distractors(inter, distractors) if inter.exists() and distractors != 0 else []
@@ -215,7 +221,8 @@ def load_prefeval(
             if topics is not None and f.stem not in topics:
                 continue
             items = orjson.loads(f.read_bytes())
-            for i, item in enumerate(items[:limit] if limit is not None else items):
+            chosen = items[skip : skip + limit] if limit is not None else items[skip:]
+            for i, item in enumerate(chosen, start=skip):
                 if isinstance(item, Mapping) and "preference" in item and "question" in item:
                     convs.append(prefeval_conversation(form, f.stem, i, item, dis))
     return Dataset("prefeval", tuple(convs), {"path": str(root), "distractors": len(dis)})
