@@ -401,7 +401,7 @@ _WANT_YOU_TO_RE = re.compile(
 
 
 def _is_framed_request(sentence: str) -> bool:
-    """A task whose payload follows a colon ("Make this correct: I like your watch")
+    """A task whose payload follows a colon ("Make this formal: I loved the dinner")
     or that asks the other party in the first person ("I'd like you to list ...")."""
     if _WANT_YOU_TO_RE.search(sentence) is not None:
         return True
@@ -479,9 +479,7 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     markers = _DISPOSITION_MARKERS.intersection(toks)
     if markers and markers <= _FOLLOW and _AS_FOLLOWS_RE.search(sentence) is not None:
         markers = set()  # "as follows" introduces a list, not a habit
-    if markers or _CHOICE_RE.search(sentence) is not None:
-        return True
-    if _negated_habit(toks):
+    if markers or _CHOICE_RE.search(sentence) is not None or _negated_habit(toks):
         return True
     return analyze_stance(sentence, toks).stance != 0
 
@@ -511,7 +509,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
     3. A statement led by "you"/"your" without any first-person pronoun is about the
        other party ("You'd be a great counselor!") → drop. So is a task given to the
        other party (:func:`is_request`: "Write me a packing list for Iceland"; also
-       with its payload after a colon, "Make this formal: I like your watch", or asked
+       with its payload after a colon, "Make this formal: I loved the dinner", or asked
        in the first person, "I'd like you to refactor this") and a line of pasted
        source code (:func:`looks_like_code`): like a question to the
        other party, they describe the task, not the speaker.

@@ -264,31 +264,15 @@ def test_format_span_and_suffix() -> None:
         "// look up the account and its owner",
         "x = compute(3)",
         "return total;",
-    ],
-)
-def test_tasks_for_the_other_party_and_pasted_code_are_not_about_the_speaker(sentence: str) -> None:
-    assert not is_informative(sentence)
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Make this grammatically correct: I like your watch.",
+        # framed: the payload after a colon, or the task asked in the first person
+        "Make this sound more formal: I loved the dinner.",
         "Translate into French: I love my garden.",
         "First I'd like you to take this section of code and split it up.",
         "I want you to act as a travel guide for Lisbon.",
     ],
 )
-def test_framed_requests_are_dropped(sentence: str) -> None:
+def test_tasks_for_the_other_party_and_pasted_code_are_not_about_the_speaker(sentence: str) -> None:
     assert not is_informative(sentence)
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    ["I want you to know how much your support means to me.", "Update: I finally finished the marathon!"],
-)
-def test_first_person_statements_with_colons_or_you_are_kept(sentence: str) -> None:
-    assert is_informative(sentence)
 
 
 @pytest.mark.parametrize(
@@ -299,6 +283,8 @@ def test_first_person_statements_with_colons_or_you_are_kept(sentence: str) -> N
         "I keep to a strict nut-free and egg-free diet because of severe allergies.",
         "Node 18 with the standard library and no frameworks.",
         "I painted a sunset: it was beautiful.",
+        "I want you to know how much your support means to me.",
+        "Update: I finally finished the marathon!",
     ],
 )
 def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> None:

@@ -10,7 +10,8 @@ the query.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from itertools import islice
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -134,13 +135,8 @@ def score_nodes(
             lexical = []
             for tk, _ in state.turns.search(qtok, pool):
                 members = state.turn_leaves.get(tk) or []
-                if not members:
-                    continue
-                if s_lv is not None and arr is not None:
-                    members = sorted(
-                        members, key=lambda m: -float(s_lv[arr.row[m]]) if m in arr.row else 1.0
-                    )
-                lexical.append(members[0])
+                if members:
+                    lexical.append(_closest_leaf(state, members, s_lv) or members[0])
         else:
             lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
         rankings, weights = [dense, lexical], [cfg.dense_weight, lex_weight]
@@ -177,6 +173,17 @@ def score_nodes(
     return out, cosines
 
 
+def _closest_leaf(
+    state: RetrievalState, members: Sequence[str], leaf_cos: np.ndarray | None
+) -> str | None:
+    """The embedded leaf of a turn closest to the query (the first on ties), if any."""
+    arr = state.arrays.get(Level.LEAF)
+    if leaf_cos is None or arr is None:
+        return None
+    embedded = [m for m in members if m in arr.row]
+    return max(embedded, key=lambda m: float(leaf_cos[arr.row[m]])) if embedded else None
+
+
 def _lend_to_neighbours(
     state: RetrievalState, fused: dict[str, float], leaf_cos: np.ndarray, share: float, seeds: int
 ) -> dict[str, str]:
@@ -185,17 +192,15 @@ def _lend_to_neighbours(
     Each neighbour turn is represented by its leaf closest to the query; a leaf keeps
     the larger of its own score and the share it is lent. Returns lender by borrower.
     """
-    arr = state.arrays[Level.LEAF]
     lenders: dict[str, str] = {}
-    for leaf, score in list(fused.items())[:seeds]:
+    for leaf, score in list(islice(fused.items(), seeds)):
         tk = state.turn_of.get(leaf)
         if tk is None:
             continue
         for other in state.neighbours(tk):
-            members = [m for m in state.turn_leaves.get(other, ()) if m in arr.row] if other else []
-            if not members:
+            best = _closest_leaf(state, state.turn_leaves.get(other, ()), leaf_cos) if other else None
+            if best is None:
                 continue
-            best = max(members, key=lambda m: (float(leaf_cos[arr.row[m]]), m))
             lent = share * score
             if lent > fused.get(best, 0.0):
                 fused[best] = lent

@@ -103,8 +103,6 @@ class RetrievalState:
     turn_leaves: dict[str, list[str]] = field(default_factory=dict)
     parent: dict[str, str] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
-    leaf_turn_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    turn_ids: list[str] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)
     # Leaves stating a lasting disposition of the speaker (text.is_disposition), and
     # their rows in the leaf matrix: a third retriever for questions about the person.
@@ -167,9 +165,10 @@ class RetrievalState:
                     self._add(graph.node(nid), dirty_turns)
         self._sig = new_sig
         # Sorted: turn rows break BM25 ties, and set order changes with the hash seed.
-        live = sorted(tk for tk in dirty_turns if self.turn_leaves.get(tk))
+        dirty = sorted(dirty_turns)
+        live = [tk for tk in dirty if self.turn_leaves.get(tk)]
         texts = self.turn_text(live) if self.turn_text is not None and live else {}
-        for tk in sorted(dirty_turns):
+        for tk in dirty:
             members = self.turn_leaves.get(tk)
             if not members:
                 self.turns.remove(tk)
@@ -287,12 +286,6 @@ class RetrievalState:
         leaf_row = self.arrays[Level.LEAF].row
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
-        )
-        self.turn_ids = list(self.turn_leaves)
-        trow = {tk: i for i, tk in enumerate(self.turn_ids)}
-        leaf_ids = self.arrays[Level.LEAF].ids
-        self.leaf_turn_row = np.fromiter(
-            (trow.get(self.turn_of.get(x, ""), -1) for x in leaf_ids), np.int64, len(leaf_ids)
         )
         self._neighbours = None
 
