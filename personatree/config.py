@@ -225,9 +225,14 @@ class RecallConfig(_Frozen):
     speaker_boost : float
         Relevance multiplier for evidence said by a person the query names.
     disposition_weight : float
-        Weight of the third ranking (the user's disposition leaves by cosine) in the
-        fusion, for queries about the person (routed to patterns or claims, or asking
-        about preferences).
+        For queries about the person (routed to patterns or claims, or asking about
+        preferences), the user's disposition leaves ranked by cosine add a bonus to
+        the fused score: this much for the first (on the [0, 1] scale of a leaf first
+        in both the dense and lexical rankings), less for the next ones.
+    disposition_k : int
+        RRF constant of that ranking: the r-th disposition gets
+        ``disposition_weight`` · (k + 1)/(k + r). Small, so that the few dispositions
+        nearest in meaning stand out, not every habit the user ever stated.
     disposition_boost : float
         Relevance multiplier for disposition leaves under such queries: a stated habit
         or constraint ("I avoid loud crowded bars") bears on advice that shares few
@@ -263,7 +268,8 @@ class RecallConfig(_Frozen):
     dense_weight: float = Field(default=1.0, ge=0.0)
     lexical_weight: float = Field(default=1.0, ge=0.0)
     speaker_boost: float = Field(default=1.3, ge=1.0, le=3.0)
-    disposition_weight: float = Field(default=1.0, ge=0.0)
+    disposition_weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    disposition_k: int = Field(default=2, ge=1)
     disposition_boost: float = Field(default=1.3, ge=1.0, le=3.0)
     long_query_tokens: int = Field(default=20, ge=2)
     long_query_lexical_weight: float = Field(default=3.0, ge=0.0)

@@ -119,7 +119,8 @@ DISPOSITION_MARKERS: frozenset[str] = frozenset(
     prefer prefers preference rather avoid avoids follow follows allergic allergy
     intolerant intolerance diet vegan vegetarian
     dislike dislikes hate hates love loves enjoy enjoys appeal appeals favorite
-    favourite fan sensitive refuse refuses objection boycott""".split()
+    favourite fan sensitive refuse refuses objection boycott aversion averse liking
+    tastes preferences""".split()
 )
 # A negated verb of these is a standing constraint ("I don't eat meat", "I can't
 # drink milk", "I won't fly"); other negations are mostly events or problems ("I
@@ -340,7 +341,7 @@ ADVERBS: frozenset[str] = frozenset(
     """really usually always often never also still just absolutely totally truly sometimes
     rarely actually definitely mostly generally normally typically honestly seriously
     recently finally already currently kinda basically even only mainly simply
-    especially particularly genuinely barely hardly occasionally""".split()
+    especially particularly genuinely barely hardly occasionally quite""".split()
 )
 
 # Irregular past forms: the same for every person, so never conjugated.

@@ -442,12 +442,31 @@ _DISPOSITION_MAX_TOKENS = 48
 _FOLLOW = frozenset({"follow", "follows"})
 _AS_FOLLOWS_RE = re.compile(r"\bas follows?\b", re.I)
 
-# A choice among offered options reveals a preference ("I'll go with the second one").
+# A choice among offered options reveals a preference ("I'll go with the second one",
+# "The salad sounds perfect for me").
 _CHOICE_RE = re.compile(
     r"\b(?:i|we|let's)(?:'ll| will| would| think i'll)?\s+(?:go|going|stick|opt)\s+(?:with|for)\b"
-    r"|\b(?:i|we)(?:'ll| will)?\s+(?:choose|chose|pick|picked|take)\b",
+    r"|\b(?:i|we)(?:'ll| will)?\s+(?:choose|chose|pick|picked|take)\b"
+    r"|\b(?:sounds?|works?|seems?|looks?|is|would be)\b[^.?!]{0,30}?"
+    r"\b(?:good|great|perfect|best|ideal|right|better|effective|suitable)\b[^.?!]{0,30}?"
+    r"\bfor (?:me|us)\b",
     re.I,
 )
+# A reply that picks an enumerated option needs no pronoun ("Option 2 sounds good").
+_PICK_RE = re.compile(
+    r"^\W*(?:i think\s+|i'd say\s+)?(?:option|choice|number)\s*#?\d+\b[^.?!]{0,40}?"
+    r"\b(?:sounds?|works?|seems?|looks?|is|would be)\b[^.?!]{0,20}?"
+    r"\b(?:good|great|perfect|best|ideal|right|better|fine)\b",
+    re.I,
+)
+# Self-knowledge about what comes hard or easy: "I find it difficult to focus alone".
+_FIND_IT_RE = re.compile(
+    r"\b(?:i|we)\s+(?:\w+\s+)?find\s+it\s+(?:\w+\s+)?"
+    r"(?:hard|harder|difficult|easy|easier|impossible|tough|draining|exhausting)\b",
+    re.I,
+)
+# Spelled-out negations of an auxiliary ("I will not listen", "I do not eat").
+_NEGATED_AUX = frozenset("do does will would can could should".split())
 
 
 def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
@@ -474,20 +493,24 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     toks = tokens if tokens is not None else tokenize(sentence)
     if len(toks) > _DISPOSITION_MAX_TOKENS or sentence.rstrip().endswith("?"):
         return False
+    if _PICK_RE.search(sentence) is not None:
+        return True
     if _FIRST_PERSON_SUBJECT.isdisjoint(toks) and "me" not in toks and "my" not in toks:
         return False
     markers = _DISPOSITION_MARKERS.intersection(toks)
     if markers and markers <= _FOLLOW and _AS_FOLLOWS_RE.search(sentence) is not None:
         markers = set()  # "as follows" introduces a list, not a habit
-    if markers or _CHOICE_RE.search(sentence) is not None or _negated_habit(toks):
+    if markers or _negated_habit(toks):
+        return True
+    if _CHOICE_RE.search(sentence) is not None or _FIND_IT_RE.search(sentence) is not None:
         return True
     return analyze_stance(sentence, toks).stance != 0
 
 
 def _negated_habit(toks: list[str]) -> bool:
-    """"I don't eat meat", "that doesn't work for me": a negated habit verb."""
+    """"I don't eat meat", "I will not fly", "that doesn't work for me": a negated habit verb."""
     for i, t in enumerate(toks):
-        if t in _STANDING_NEGATORS:
+        if t in _STANDING_NEGATORS or (t == "not" and i > 0 and toks[i - 1] in _NEGATED_AUX):
             j = i + 1
             while j < len(toks) and toks[j] in _ADVERBS:
                 j += 1  # "I don't really eat ..."

@@ -209,3 +209,17 @@ def test_claim_relevance_is_zero_without_meaning_and_bounded(fused: float, cos: 
         assert rel == 0.0  # first among few claims, but unrelated in meaning
     assert claim_relevance(fused, cos, 1.0) == pytest.approx(fused)
     assert claim_relevance(1.0, cos, 0.0) == pytest.approx(calibrated(cos))
+
+
+def test_disposition_bonus_is_the_weight_at_the_head_and_decays_with_rank() -> None:
+    from personatree.config import RecallConfig
+    from personatree.retrieval.scoring import disposition_bonus
+
+    ids = ["a", "b", "c", "d"]
+    steep = disposition_bonus(ids, RecallConfig(disposition_weight=0.8, disposition_k=2))
+    assert list(steep) == ids
+    assert steep["a"] == pytest.approx(0.8)
+    assert steep["b"] == pytest.approx(0.8 * 3 / 4) and steep["d"] == pytest.approx(0.8 * 3 / 6)
+    flat = disposition_bonus(ids, RecallConfig(disposition_weight=0.8, disposition_k=60))
+    assert flat["a"] == pytest.approx(0.8) and flat["d"] > steep["d"]
+    assert set(disposition_bonus(ids, RecallConfig(disposition_weight=0.0)).values()) == {0.0}

@@ -312,6 +312,15 @@ def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> N
         ("Why can't I usually sleep past six?", False),
         ("I can create a simple cipher as follows: take a random key.", False),
         ("so I was like yeah " * 12 + "I always love it", False),
+        ("I have a deep aversion to horror films and will not watch them.", True),
+        ("I do not drink coffee after noon.", True),
+        ("I did not drink anything at the party.", False),
+        ("Option 3 sounds best.", True),
+        ("Option 3 is deprecated in the newer release.", False),
+        ("The quiet cabin by the lake sounds ideal for me.", True),
+        ("I find it hard to focus in open-plan offices.", True),
+        ("The louder venues are a bit much for my liking.", True),
+        ("I want to taste the local wine tomorrow.", False),
     ],
 )
 def test_dispositions_are_first_person_habits_likes_constraints_and_choices(

@@ -76,6 +76,27 @@ def lexical_weight(n_tokens: int, cfg: RecallConfig) -> float:
     return cfg.lexical_weight + share * (cfg.long_query_lexical_weight - cfg.lexical_weight)
 
 
+def disposition_bonus(ranked: Sequence[str], cfg: RecallConfig) -> dict[str, float]:
+    """Bonus of the user's dispositions, ranked by cosine, on the [0, 1] fused scale.
+
+    The first gets ``cfg.disposition_weight``; the r-th gets that times
+    (k + 1) / (k + r), with k = ``cfg.disposition_k``: RRF's decay, anchored at the
+    head.
+
+    Parameters
+    ----------
+    ranked : sequence of str
+        Disposition leaf ids, best first.
+    cfg : RecallConfig
+
+    Returns
+    -------
+    dict of str to float
+    """
+    scale = cfg.disposition_weight * (cfg.disposition_k + 1)
+    return {x: v * scale for x, v in rrf([ranked], cfg.disposition_k).items()}
+
+
 def level_fit(route: Route, level: Level, floor: float) -> float:
     """floor + (1 − floor)·p(level)/max p: 1 for the routed level, never below ``floor``."""
     top = max(route.probabilities.values()) or 1.0
@@ -149,11 +170,9 @@ def score_nodes(
             lent = _lend_to_neighbours(state, fused, s_lv, cfg.neighbour_share, seeds)
         rows = state.disposition_rows
         if personal and lv is Level.LEAF and s_lv is not None and arr is not None and rows.size:
-            # On the dense + lexical scale, so a bonus adds to what those two give.
-            top = rrf_top(weights, cfg.rrf_k)
             ranked = [arr.ids[int(row)] for row in rows[top_k(s_lv[rows], pool)]]
-            for x, bonus in rrf([ranked], cfg.rrf_k, [cfg.disposition_weight]).items():
-                fused[x] = min(1.0, fused.get(x, 0.0) + bonus / top)
+            for x, bonus in disposition_bonus(ranked, cfg).items():
+                fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():
