@@ -18,7 +18,7 @@ import numpy as np
 from ..config import RecallConfig
 from ..index import top_k
 from ..types import Level, Route
-from .fusion import rrf, rrf_normalised, rrf_top
+from .fusion import rrf, rrf_normalised
 from .lexical import tokenize
 from .state import RetrievalState
 
@@ -26,7 +26,15 @@ from .state import RetrievalState
 # pool itself scales with the budget).
 _SEEDS_PER_POOL = 5
 
-__all__ = ["Scored", "score_nodes", "level_fit", "lexical_weight", "claim_relevance", "calibrated"]
+__all__ = [
+    "Scored",
+    "score_nodes",
+    "level_fit",
+    "lexical_weight",
+    "claim_relevance",
+    "calibrated",
+    "disposition_bonus",
+]
 
 
 @dataclass(frozen=True, slots=True)
