@@ -473,12 +473,15 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     """Whether a sentence states a lasting disposition of the speaker.
 
     The speaker is its subject ("I", "we", or "me" in "... don't appeal to me") and it
-    carries a habit, like, aversion, standing constraint or choice ("I usually...", "I
-    avoid loud crowded bars", "I keep a nut-free diet", "Those plans don't work for
-    me", "I'll go with the second one"). Such evidence matters to a request for advice
+    carries a habit, like, aversion, standing constraint, self-knowledge or choice ("I
+    usually...", "I avoid loud crowded bars", "I keep a nut-free diet", "Those plans
+    don't work for me", "I find it hard to focus alone", "I'll go with the second
+    one", "The cabin sounds ideal for me"); a reply picking a numbered option ("Option
+    2 sounds best") needs no pronoun. Such evidence matters to a request for advice
     even when it shares few words with it: a recommendation should respect it. A
-    negation counts only on a habit verb ("I don't eat meat", not "I can't go
-    today"); questions and run-ons of pasted text never count.
+    negation, contracted or spelled out, counts only on a habit verb ("I don't eat
+    meat", "I will not fly", not "I can't go today"); questions and run-ons of pasted
+    text never count.
 
     Parameters
     ----------
