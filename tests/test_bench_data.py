@@ -120,7 +120,7 @@ def write_prefeval(tmp: Path) -> Path:
     (root / "explicit_preference").mkdir(parents=True)
     (root / "implicit_preference" / "choice-based").mkdir(parents=True)
     (root / "implicit_preference" / "persona-driven").mkdir(parents=True)
-    pref = "I follow a strict vegan diet and avoid all animal products."
+    pref = "I keep a plant-only diet and never eat eggs or dairy."
     q = "Can you suggest a restaurant for my birthday dinner?"
     (root / "explicit_preference" / "food.json").write_text(json.dumps(
         [{"preference": pref, "question": q, "explanation": "x"}]))
@@ -137,7 +137,7 @@ def write_prefeval(tmp: Path) -> Path:
         "preference": pref, "question": q, "explanation": "x", "persona": "a nurse",
         "conversation": {
             "0": {"user": "Hi, I work night shifts as a nurse.", "assistant": "Hello!"},
-            "1": {"user": "I pack snacks; since I follow a strict vegan diet I bring nuts.",
+            "1": {"user": "I pack snacks; since I keep a plant-only diet I bring nuts.",
                   "assistant": "Nice."},
             "2": {"user": "Any tips for sleeping in daytime?", "assistant": "Blackout curtains."},
         },
@@ -157,12 +157,12 @@ def write_prefeval(tmp: Path) -> Path:
 
 PLUS_SAMPLE = [
     {"relation_type": "causal",
-     "cue_dialogue": "A: Since I started cycling to work, my back pain is gone.\nB: Nice side effect.",
-     "trigger_query": "A: My bike is in repair, so I'm on the bus and my back hurts.",
+     "cue_dialogue": "A: Since I moved to a standing desk, my headaches are gone.\nB: Good to hear.",
+     "trigger_query": "A: The office swapped my desk back and the headaches have returned.",
      "time_gap": "three weeks later"},
     {"relation_type": "goal",
-     "cue_dialogue": "A: I want to run a half marathon before I turn forty.\nB: When is your birthday?\nA: Next October.",
-     "trigger_query": "A: The doctor wants me to rest my knee for six weeks.",
+     "cue_dialogue": "A: I want to learn to sail before my brother's wedding.\nB: When is it?\nA: Next June.",
+     "trigger_query": "A: The sailing school just cancelled every lesson until autumn.",
      "time_gap": "2 days later"},
 ]
 
@@ -274,7 +274,7 @@ def test_load_prefeval(tmp_path: Path) -> None:
     forms = {c.meta["form"]: c for c in ds.conversations}
     assert set(forms) == {"explicit", "choice-based", "persona-driven"}
     ex = forms["explicit"]
-    assert ex.turns[0].text.startswith("I follow a strict vegan diet")
+    assert ex.turns[0].text.startswith("I keep a plant-only diet")
     assert ex.questions[0].evidence == ("pref:0",)
     # the preference comes first, then the distractors (empty messages skipped), then the question
     assert [t.id for t in ex.turns] == ["pref:0", "d0:0", "d0:1", "d1:0", "d1:1"]
@@ -285,7 +285,7 @@ def test_load_prefeval(tmp_path: Path) -> None:
     assert cb.turns[2].text.startswith("The lentil curry")
     pd = forms["persona-driven"]
     gold = {t.id: t for t in pd.turns}[pd.questions[0].evidence[0]]
-    assert "vegan" in gold.text and len(pd.questions[0].evidence) == 1
+    assert "plant-only" in gold.text and len(pd.questions[0].evidence) == 1
 
 
 def test_prefeval_distractor_count(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def styled(answer: dict[str, Any], style: str) -> str:
     if style == "fenced":
         return f"```json\n{json.dumps(answer, indent=2)}\n```"
     if style == "prose":
-        return f"Sure! Here is the JSON you asked for:\n{text}\nLet me know if you need anything else."
+        return f"Sure! Here is the JSON you asked for:\n{text}\nHappy to help further."
     if style == "trailing_comma":
         return text[:-1] + ",}" if text.endswith("}") else text
     raise AssertionError(style)

@@ -89,7 +89,7 @@ def test_implements_the_judge_protocol(judge: OfflineJudge) -> None:
 def test_extract_keeps_self_statements_and_drops_the_rest(judge: OfflineJudge) -> None:
     o = obs(
         "o1",
-        Message("user", "Hey Mari! Good to see you! How have you been? I love hiking in the mountains."),
+        Message("user", "Hey Mari! Good to see you! How are things? I love hiking in the mountains."),
         Message("assistant", "That sounds lovely! I enjoy helping you plan hikes."),
         Message("system", "You are a helpful assistant."),
         Message("user", "Thanks! The kids loved the beach trip. What about you?"),
@@ -126,7 +126,7 @@ def test_extract_embeds_everything_in_one_batch(embedder: Embedder, registry: Sc
 def test_extract_locomo_style_speakers(judge: OfflineJudge) -> None:
     o = obs(
         "D1",
-        Message("user", "Hey Corinne! I went to a NAMI support group yesterday and it was so moving.",
+        Message("user", "Hey Corinne! I went to a NAMI support group yesterday and found it moving.",
                 name="Corinne"),
         Message("user", "Wow, that's cool! I'm buried in school runs & work.", name="Marisol"),
     )

@@ -117,8 +117,8 @@ def test_drops_greetings_fillers_and_questions(sentence: str) -> None:
 @pytest.mark.parametrize(
     "sentence",
     ["I love hiking.", "The kids loved the beach trip.", "It's special to me.", "Swimming is fun.",
-     "I went to a NAMI support group yesterday and it was so moving.", "Should I move to Berlin?",
-     "Lost my job as a banker yesterday.", "I'm buried in school runs & work."],
+     "I went to a NAMI support group yesterday and found it moving.", "Should I move to Berlin?",
+     "Lost my job at the bakery on Friday.", "I'm buried in school runs & work."],
 )
 def test_keeps_statements_about_the_speaker_and_their_life(sentence: str) -> None:
     assert is_informative(sentence)
@@ -267,7 +267,7 @@ def test_format_span_and_suffix() -> None:
         # framed: the payload after a colon, or the task asked in the first person
         "Make this sound more formal: I loved the dinner.",
         "Translate into French: I love my garden.",
-        "First I'd like you to take this section of code and split it up.",
+        "First I'd like you to go through this function and rename its variables.",
         "I want you to act as a travel guide for Lisbon.",
     ],
 )
@@ -306,11 +306,11 @@ def test_statements_that_open_like_requests_or_code_are_kept(sentence: str) -> N
         ("I refuse to use beauty products that were tested on animals.", True),
         ("I don't really eat meat.", True),
         ("I can't stand loud music.", True),
-        ("Let's go with option 3, the indie bands; pop is too vapid for my taste.", True),
+        ("Let's go with option 3, the folk playlist; pop is too loud for my taste.", True),
         ("I can't go today, the car broke down.", False),
-        ("I cannot limit the size of the widgets.", False),
+        ("I cannot open the attachment you sent.", False),
         ("Why can't I usually sleep past six?", False),
-        ("I can create a simple cipher as follows: take a random key.", False),
+        ("I can plan the week as follows: mornings for study.", False),
         ("so I was like yeah " * 12 + "I always love it", False),
         ("I have a deep aversion to horror films and will not watch them.", True),
         ("I do not drink coffee after noon.", True),
