@@ -19,6 +19,7 @@ from collections.abc import Mapping
 __all__ = [
     "DISPOSITION_MARKERS",
     "HABIT_VERBS",
+    "NEGATED_AUXILIARIES",
     "STANDING_NEGATORS",
     "FIRST_PERSON_SUBJECT",
     "REQUEST_LEADS",
@@ -124,10 +125,13 @@ DISPOSITION_MARKERS: frozenset[str] = frozenset(
 )
 # A negated verb of these is a standing constraint ("I don't eat meat", "I can't
 # drink milk", "I won't fly"); other negations are mostly events or problems ("I
-# can't go today", "I cannot limit the size of widgets").
+# can't go today", "I cannot open the attachment").
 STANDING_NEGATORS: frozenset[str] = frozenset(
     "don't doesn't can't cannot won't never".split()
 )
+# Auxiliaries whose spelled-out negation is one of those ("I will not fly", "I do not
+# eat meat").
+NEGATED_AUXILIARIES: frozenset[str] = frozenset("do does will would can could should".split())
 HABIT_VERBS: frozenset[str] = frozenset(
     """eat eats drink drinks use uses wear wears buy buys like likes enjoy enjoys watch
     watches play plays fly flies drive drives travel travels handle handles tolerate

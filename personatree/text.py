@@ -40,6 +40,7 @@ from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
 from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
 from .lexicons import FILLERS as _FILLERS
 from .lexicons import HABIT_VERBS as _HABIT_VERBS
+from .lexicons import NEGATED_AUXILIARIES as _NEGATED_AUX
 from .lexicons import STANDING_NEGATORS as _STANDING_NEGATORS
 from .lexicons import FILLER_PHRASE_RE as _FILLER_PHRASE_RE
 from .lexicons import FIRST_PERSON as _FIRST_PERSON
@@ -465,8 +466,6 @@ _FIND_IT_RE = re.compile(
     r"(?:hard|harder|difficult|easy|easier|impossible|tough|draining|exhausting)\b",
     re.I,
 )
-# Spelled-out negations of an auxiliary ("I will not listen", "I do not eat").
-_NEGATED_AUX = frozenset("do does will would can could should".split())
 
 
 def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:

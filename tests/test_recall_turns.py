@@ -76,6 +76,31 @@ def test_neighbours_follow_log_order_within_a_session(tree) -> None:
     assert state.neighbours(other) == (None, None)
 
 
+def test_neighbours_follow_turns_added_and_forgotten_after_the_first_use(tree) -> None:
+    scene = ["We rented kayaks at the harbour.", "A seal followed my kayak for a while.",
+             "I capsized right next to the pier."]
+    tree.observe_many("dan", [{"messages": m, "at": T0 + timedelta(minutes=i), "session_id": "sea"}
+                              for i, m in enumerate(scene)])
+    tree.observe("dan", "I renewed my library card.", at=T0 + timedelta(days=1), session_id="town")
+    cache: dict[str, RetrievalState] = {}
+    st = tree._state("dan")
+    state = state_for(cache, "dan", st.graph, st.version, store_turn_text(tree.store, "dan"))
+    kayaks, seal, pier = (turn_key(_leaf(tree, "dan", w)) for w in ("harbour", "seal", "pier"))
+    library = turn_key(_leaf(tree, "dan", "library"))
+    assert state.neighbours(seal) == (kayaks, pier) and state.neighbours(library) == (None, None)
+
+    tree.observe("dan", "We dried off with hot cocoa at the harbour cafe.",
+                 at=T0 + timedelta(minutes=5), session_id="sea")
+    tree.forget("dan", _leaf(tree, "dan", "seal").id)
+    st = tree._state("dan")
+    state = state_for(cache, "dan", st.graph, st.version)  # the same state, refreshed
+    cocoa = turn_key(_leaf(tree, "dan", "cocoa"))
+    assert state.neighbours(kayaks) == (None, pier)
+    assert state.neighbours(pier) == (kayaks, cocoa)
+    assert state.neighbours(seal) == (None, None)  # no leaf left: no longer a turn
+    assert state.neighbours(library) == (None, None)
+
+
 def test_a_scene_lends_its_score_to_the_turns_around_it(tree, embedder) -> None:
     tree.observe_many("cai", [{"messages": m, "at": T0 + timedelta(days=i), "session_id": f"s{i}"}
                               for i, m in enumerate(FILLER)])

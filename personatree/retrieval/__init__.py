@@ -101,11 +101,7 @@ def recall_user(
         st = tree._state(user_id)
         if st.version == 0:
             raise UnknownUserError(f"no data stored for user {user_id!r}")
-        with _STATES_LOCK:
-            cache = _STATES.setdefault(tree, {})
-        state = state_for(
-            cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id)
-        )
+        state = _user_state(tree, user_id, st)
         result = recall_state(
             state,
             q,
@@ -120,3 +116,11 @@ def recall_user(
         )
     access_log(tree, cfg.access_flush_every).record(user_id, result.node_ids, now)
     return result
+
+
+def _user_state(tree: Any, user_id: str, st: Any) -> RetrievalState:
+    """The engine's cached retrieval state of a user, refreshed to ``st`` (call under
+    ``tree._lock``); whole turns are read from the tree's observation log."""
+    with _STATES_LOCK:
+        cache = _STATES.setdefault(tree, {})
+    return state_for(cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id))

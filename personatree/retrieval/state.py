@@ -108,9 +108,13 @@ class RetrievalState:
     # their rows in the leaf matrix: a third retriever for questions about the person.
     dispositions: set[str] = field(default_factory=set)
     disposition_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # Turn key → (previous, next) turn of the same session, in time order; built on
-    # first use after a change.
-    _neighbours: dict[str, tuple[str | None, str | None]] | None = None
+    # Scenes: the session of each turn, the turns of each session, and per session the
+    # (previous, next) turn of each, in time order. A session's order is built on first
+    # use and dropped only when one of its turns changes, so an observe does not make
+    # the next recall re-sort every turn of the user.
+    turn_session: dict[str, str] = field(default_factory=dict)
+    session_turns: dict[str, set[str]] = field(default_factory=dict)
+    _scenes: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     line_cache: dict[Hashable, tuple[str, int, int, str]] = field(default_factory=dict)
     type_cache: dict[Hashable, tuple[float, float | None]] = field(default_factory=dict)
     _sig: dict[str, Hashable] = field(default_factory=dict)
@@ -170,6 +174,7 @@ class RetrievalState:
         texts = self.turn_text(live) if self.turn_text is not None and live else {}
         for tk in dirty:
             members = self.turn_leaves.get(tk)
+            self._leave_session(tk)
             if not members:
                 self.turns.remove(tk)
                 self.turn_leaves.pop(tk, None)
@@ -179,6 +184,8 @@ class RetrievalState:
                 (graph.node(m) for m in members),
                 key=lambda x: x.provenance[0].sentence if x.provenance else 0,
             )
+            if nodes[0].provenance:
+                self._join_session(tk, nodes[0].provenance[0].session_id)
             toks: list[str] = []
             src = texts.get(tk)
             if src is not None:
@@ -196,6 +203,21 @@ class RetrievalState:
             self._patch_structure(graph, ids)
         self.version = version
         return self
+
+    def _leave_session(self, tk: str) -> None:
+        sess = self.turn_session.pop(tk, None)
+        if sess is not None:
+            self._scenes.pop(sess, None)
+            turns = self.session_turns.get(sess)
+            if turns is not None:
+                turns.discard(tk)
+                if not turns:
+                    del self.session_turns[sess]
+
+    def _join_session(self, tk: str, sess: str) -> None:
+        self.turn_session[tk] = sess
+        self.session_turns.setdefault(sess, set()).add(tk)
+        self._scenes.pop(sess, None)
 
     def _drop(self, nid: str, sig: Hashable, dirty: set[str]) -> None:
         level = sig[0]  # type: ignore[index]
@@ -287,7 +309,6 @@ class RetrievalState:
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
         )
-        self._neighbours = None
 
     def neighbours(self, turn: str) -> tuple[str | None, str | None]:
         """The turns told just before and just after ``turn`` in its session.
@@ -303,22 +324,24 @@ class RetrievalState:
             Previous and next turn keys (``None`` at a session's ends or for an
             unknown turn).
         """
-        if self._neighbours is None:
-            order: list[tuple[str, Any, int, int, str]] = []
-            for tk, members in self.turn_leaves.items():
-                n = self.nodes.get(members[0]) if members else None
-                if n is not None and n.provenance:
-                    p = n.provenance[0]
-                    # Log order breaks ties of time (a batch observed at one instant).
-                    order.append((p.session_id, p.at, self.turn_seq.get(tk, -1), p.turn, tk))
+        sess = self.turn_session.get(turn)
+        if sess is None:
+            return (None, None)
+        scene = self._scenes.get(sess)
+        if scene is None:
+            order: list[tuple[Any, int, int, str]] = []
+            for tk in self.session_turns[sess]:
+                # Every leaf of a turn shares its provenance time and message index.
+                p = self.graph.node(self.turn_leaves[tk][0]).provenance[0]
+                # Log order breaks ties of time (a batch observed at one instant).
+                order.append((p.at, self.turn_seq.get(tk, -1), p.turn, tk))
             order.sort()
-            nb: dict[str, tuple[str | None, str | None]] = {}
-            for i, (sess, *_, tk) in enumerate(order):
-                prev = order[i - 1][-1] if i > 0 and order[i - 1][0] == sess else None
-                nxt = order[i + 1][-1] if i + 1 < len(order) and order[i + 1][0] == sess else None
-                nb[tk] = (prev, nxt)
-            self._neighbours = nb
-        return self._neighbours.get(turn, (None, None))
+            keys = [o[-1] for o in order]
+            scene = self._scenes[sess] = {
+                tk: (keys[i - 1] if i else None, keys[i + 1] if i + 1 < len(keys) else None)
+                for i, tk in enumerate(keys)
+            }
+        return scene[turn]
 
 
 def store_turn_text(store: Any, user_id: str) -> TurnText:

@@ -368,7 +368,6 @@ def tiered_recall(
     from ..errors import InputError, UnknownUserError  # noqa: PLC0415
     from ..inputs import check_query  # noqa: PLC0415
     from ..retrieval.access import access_log  # noqa: PLC0415
-    from ..retrieval.state import state_for, store_turn_text  # noqa: PLC0415
     from ..retrieval.tokens import counter_of, shared_counter  # noqa: PLC0415
 
     cfg = tree.config.recall
@@ -389,9 +388,7 @@ def tiered_recall(
 
         def full() -> RetrievalState:
             # Share the engine's own per-user state cache: tier 3 is plain recall.
-            with R._STATES_LOCK:
-                cache = R._STATES.setdefault(tree, {})
-            return state_for(cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id))
+            return R._user_state(tree, user_id, st)
 
         out = search_tiers(tstate, st.graph, full, q, qvec, route, registry=tree.registry, counter=counter,
                            budget=b, now=now, cfg=cfg, tcfg=tcfg, levels=levels)
