@@ -59,6 +59,11 @@ class InsertionConfig(_Frozen):
         How many κ-compatible candidates (by similarity) the validator sees.
     similarity_floor : float
         Candidates below this cosine similarity are not sent to the validator.
+    stance_topic_similarity : float
+        A leaf of the opposite stance to a mid at least this similar is on its topic
+        and is a conflict, whatever the judge said; below it, it is unrelated. The
+        default equals ``ConsolidationConfig.member_similarity``, the gate that
+        consolidation uses for the same question.
     """
 
     a: float = Field(default=0.7, ge=0.0, le=1.0)
@@ -68,6 +73,7 @@ class InsertionConfig(_Frozen):
     min_support_psi: float = Field(default=0.3, gt=0.0, le=1.0)
     candidates: int = Field(default=5, ge=1, le=100)
     similarity_floor: float = Field(default=0.35, ge=-1.0, le=1.0)
+    stance_topic_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
 
     @model_validator(mode="after")
     def _similarity_cannot_attach_alone(self) -> "InsertionConfig":
@@ -156,6 +162,19 @@ class ConsolidationConfig(_Frozen):
     coalesce_ratio : float
         Two cohesive clusters of one mid type are one pattern cut in pieces, and are
         joined, when their union keeps at least this share of the smaller cohesion.
+        Near-duplicate mids are merged only under the same rule.
+    min_root_mids : int
+        Fewest compatible mids (same root type, same stance side) a new root abstracts
+        over: a root is never a copy of one pattern, and a root left with fewer
+        supporting mids (one changed or merged away) is removed, its mids kept.
+    loose_cluster_size, max_cluster_size : int
+        Most members a cluster may have to form one mid: ``loose_cluster_size`` at
+        ``min_cohesion``, growing linearly to ``max_cluster_size`` at ``tight_cohesion``.
+        A larger cluster is split (a loose giant is many patterns, not one).
+    tight_cohesion : float
+        Cohesion from which a cluster may reach ``max_cluster_size``.
+    max_split_depth : int
+        How many times an oversized cluster may be halved before its leaves stay orphans.
     """
 
     n_min: int = Field(default=3, ge=2)
@@ -185,6 +204,11 @@ class ConsolidationConfig(_Frozen):
     decay_report: float = Field(default=0.02, gt=0.0, lt=1.0)
     coalesce_ratio: float = Field(default=0.9, gt=0.0, le=1.0)
     exact_memory_mb: int = Field(default=1024, ge=16)
+    min_root_mids: int = Field(default=2, ge=1)
+    loose_cluster_size: int = Field(default=60, ge=2)
+    max_cluster_size: int = Field(default=500, ge=2)
+    tight_cohesion: float = Field(default=0.7, gt=-1.0, le=1.0)
+    max_split_depth: int = Field(default=12, ge=0, le=64)
 
 
 class RecallConfig(_Frozen):

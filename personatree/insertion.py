@@ -10,6 +10,13 @@ judge labels each pair with ψ ∈ [−1, 1]; the match is ``κ·(a·ψ + b·sim
   mid, and no attachment (a contradiction never deletes anything);
 * **orphan** otherwise, until consolidation has enough context.
 
+Stance is checked after the judge (:func:`~personatree.stance.guard_psi`): a leaf of the
+opposite stance to a mid on its topic (similarity ≥ ``stance_topic_similarity``) is a
+conflict with it even when the judge called it support, so no judge — offline or
+LLM — can put both stances into one pattern's support. A mid whose latest conflict is
+newer than its latest support is *changed*: :func:`refresh_change` writes
+``attributes["changed_at"]`` / ``["changed_by"]`` from its edges.
+
 :func:`plan_insertions` is pure (it reads the graph and returns decisions);
 :func:`apply_decision` mutates a graph and reports which nodes and edges changed.
 """
@@ -28,9 +35,13 @@ from .graph import MemoryGraph
 from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
+from .stance import guard_psi, latest_change, node_stance
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
-__all__ = ["candidates_for", "plan_insertions", "apply_decision", "add_evidence", "Touched"]
+__all__ = [
+    "candidates_for", "plan_insertions", "apply_decision", "add_evidence", "Touched", "stance_checked",
+    "refresh_change",
+]
 
 
 @dataclass(slots=True)
@@ -120,9 +131,10 @@ def plan_insertions(
         for mid, sim in cs:
             v = verdicts[pos]
             pos += 1
+            psi, label, reason = stance_checked(leaf, mid, sim, v.psi, v.label, v.reason, config)
             kappa = 1.0  # candidates_for kept only κ = 1
-            match = kappa * (config.a * v.psi + config.b * sim)
-            scored.append(CandidateScore(mid.id, sim, v.psi, match, v.label, v.reason))
+            match = kappa * (config.a * psi + config.b * sim)
+            scored.append(CandidateScore(mid.id, sim, psi, match, label, reason))
         support = [c for c in scored if c.psi >= config.min_support_psi and c.match >= config.theta_attach]
         conflict = [c for c in scored if c.psi <= -config.theta_conflict]
         if support:
@@ -134,6 +146,57 @@ def plan_insertions(
         else:
             decisions.append(LeafDecision(leaf.id, leaf.content, leaf.schema_type, "orphan", None, tuple(scored)))
     return decisions
+
+
+def stance_checked(
+    leaf: Node, mid: Node, sim: float, psi: float, label: str, reason: str, config: InsertionConfig,
+) -> tuple[float, str, str]:
+    """The judge's verdict on (leaf, mid) after the stance rule.
+
+    Opposite stances on one topic (similarity at least ``stance_topic_similarity``)
+    are a conflict; below that similarity an opposite-stance leaf is at most unrelated
+    (it is about something else, so it neither supports nor contradicts the mid).
+
+    Returns
+    -------
+    (float, str, str)
+        ψ, label and reason.
+    """
+    new_psi, why = guard_psi(node_stance(leaf), node_stance(mid), psi, config.theta_conflict)
+    if not why:
+        return psi, label, reason
+    if new_psi < 0 and sim < config.stance_topic_similarity:
+        return min(psi, 0.0), "unrelated", f"{why}, off topic (similarity {sim:.2f})"
+    return new_psi, "conflict" if new_psi < 0 else "unrelated", why
+
+
+def refresh_change(graph: MemoryGraph, mid_id: str) -> bool:
+    """Write whether ``mid_id`` is changed (latest conflict newer than latest support).
+
+    Times are the leaves' own (``t_first``; the edge time when the leaf left the
+    tree), so a conflict recorded by consolidation reads the same as one recorded live.
+    Sets or clears ``attributes["changed_at"]`` (ISO) and ``["changed_by"]`` (leaf id).
+
+    Returns
+    -------
+    bool
+        Whether the attributes changed.
+    """
+    def when(child: str) -> datetime:
+        e = graph.edge(child, mid_id)
+        return graph.node(child).t_first if child in graph else e.at  # type: ignore[union-attr]
+
+    supports = [(when(c), c) for c in graph.children(mid_id, EdgeKind.SUPPORT)]
+    conflicts = [(when(c), c) for c in graph.children(mid_id, EdgeKind.CONFLICT)]
+    mid = graph.node(mid_id)
+    change = latest_change(supports, conflicts)
+    before = (mid.attributes.get("changed_at"), mid.attributes.get("changed_by"))
+    if change is None:
+        mid.attributes.pop("changed_at", None)
+        mid.attributes.pop("changed_by", None)
+    else:
+        mid.attributes["changed_at"], mid.attributes["changed_by"] = change[0].isoformat(), change[1]
+    return before != (mid.attributes.get("changed_at"), mid.attributes.get("changed_by"))
 
 
 def add_evidence(
@@ -186,6 +249,9 @@ def apply_decision(
         edge = Edge(leaf.id, mid.id, kind, float(c.psi), float(weight), c.reason, at)
         graph.add_edge(edge)
         touched.edges.append(edge)
+        if is_target and mid.attributes.get("stance") == "neutral" and node_stance(leaf) != "neutral":
+            mid.attributes["stance"] = node_stance(leaf)  # a stated stance names a neutral pattern
+        refresh_change(graph, mid.id)
         touched.nodes[mid.id] = mid
 
 

@@ -24,12 +24,13 @@ from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
 from ..types import Edge, EdgeKind, Level, Node
-from .mids import evidence_span, merge_span, unit
+from ..stance import node_group, node_stance, pattern_stance
+from .mids import evidence_span, merge_span, union_cohesion, unit
 from .plan import Deletion, Merge, Prune, Trim
 
 __all__ = [
     "is_stale", "trim_split", "merged_logit", "prune_roots", "activity_time", "delete_stale_orphans",
-    "trim_mids", "merge_mids", "mid_span",
+    "trim_mids", "merge_mids", "mid_span", "mergeable",
 ]
 
 
@@ -143,6 +144,10 @@ def _absorb(graph: MemoryGraph, keeper: Node, gone: Node, registry: SchemaRegist
     if keeper.embedding is not None and gone.embedding is not None:
         mixed = keeper.embedding * max(1, keeper.n_support) + gone.embedding * max(1, gone.n_support)
         graph.set_embedding(keeper.id, unit(mixed))
+    coh = _merged_cohesion(keeper, gone)
+    if coh is not None:
+        keeper.attributes["cohesion"] = round(coh, 6)
+    keeper.attributes["stance"] = pattern_stance([node_stance(keeper), node_stance(gone)])
     keeper.n_support += gone.n_support
     keeper.n_conflict += gone.n_conflict
     keeper.attributes["sessions"], keeper.attributes["days"] = sessions, days
@@ -160,15 +165,48 @@ def _absorb(graph: MemoryGraph, keeper: Node, gone: Node, registry: SchemaRegist
     if leaves:
         summary = judge.summarize(leaves, Level.MID, keeper.schema_type)
         keeper.content = summary.content
-        keeper.attributes.update({k: v for k, v in summary.attributes.items() if k not in ("sessions", "days")})
+        keeper.attributes.update({k: v for k, v in summary.attributes.items() if k not in _OWN_ATTRIBUTES})
     return moved, prunes
+
+
+# Attributes that consolidation computes and a summary must not overwrite.
+_OWN_ATTRIBUTES = frozenset({"sessions", "days", "stance", "cohesion", "changed_at", "changed_by", "origin"})
+
+
+def _merged_cohesion(a: Node, b: Node) -> float | None:
+    """Cohesion of two mids' members together, from their centroids, sizes and cohesions
+    (None when either mid lacks an embedding or a recorded cohesion)."""
+    ca, cb = a.attributes.get("cohesion"), b.attributes.get("cohesion")
+    if a.embedding is None or b.embedding is None or ca is None or cb is None:
+        return None
+    return union_cohesion(np.asarray(a.embedding), max(1, a.n_support), float(ca),
+                          np.asarray(b.embedding), max(1, b.n_support), float(cb))
+
+
+def mergeable(a: Node, b: Node, ratio: float | None) -> bool:
+    """Whether two similar mids of one type may merge: same stance side (a pattern and
+    its reversal stay apart, joined only by conflict evidence) and, with ``ratio``, a
+    union that keeps ``ratio`` of the smaller cohesion (two broad mids have close
+    centroids without being one pattern)."""
+    if node_group(a) != node_group(b):
+        return False
+    if ratio is None:
+        return True
+    joint = _merged_cohesion(a, b)
+    if joint is None:
+        return True
+    base = min(float(a.attributes["cohesion"]), float(b.attributes["cohesion"]))
+    return base <= 0 or joint >= ratio * base
 
 
 def merge_mids(
     graph: MemoryGraph, registry: SchemaRegistry, judge: Judge, threshold: float, clip: float,
-    *, max_rounds: int = 10,
+    *, max_rounds: int = 10, ratio: float | None = None,
 ) -> tuple[list[Merge], list[Prune]]:
     """Merge mids of one type whose embeddings have cosine ≥ ``threshold``, until none are left.
+
+    Only mids that are :func:`mergeable` merge: never two stance sides of one topic,
+    and with ``ratio`` only when the union stays as cohesive as coalescing requires.
 
     The older mid (by t_first, then id) keeps its id; children move, counts and evidence
     add up, the span is united and the summary is redone. Repeated until no pair is left,
@@ -193,7 +231,7 @@ def merge_mids(
                 if i in absorbed:
                     continue
                 for j in range(i + 1, len(mids)):
-                    if j in absorbed or sims[i, j] < threshold:
+                    if j in absorbed or sims[i, j] < threshold or not mergeable(mids[i], mids[j], ratio):
                         continue
                     moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)
                     merges.append(Merge(mids[i].id, mids[j].id, float(sims[i, j]), moved))

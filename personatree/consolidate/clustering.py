@@ -20,7 +20,11 @@ Two paths, chosen by the number of orphans n:
 
 Both return ``labels`` with −1 for noise. When HDBSCAN finds no cluster with
 ``allow_single_cluster=False`` (one lone pattern plus a few stray points has no
-split to select), it is asked again with ``allow_single_cluster=True``.
+split to select), it is asked again with ``allow_single_cluster=True``. Fewer than
+2·``min_cluster_size`` points that HDBSCAN still leaves all as noise (it never finds
+a cluster of exactly ``min_cluster_size`` points) are returned as one candidate
+cluster: too few to hold two patterns, and the mid gates (cohesion, similarity to
+the centroid, stance) decide whether they are one.
 """
 
 from __future__ import annotations
@@ -247,6 +251,8 @@ def cluster_leaves(
     if n <= params.max_exact and 24 * n * n <= params.exact_memory_mb * 2**20:
         dist = mixed_distance(emb, codes, days, mismatch, w)
         labels = _hdbscan(dist, params, min(params.min_samples, n - 1))
+        if labels.max(initial=-1) < 0 and n < 2 * params.min_cluster_size:
+            labels = np.zeros(n, dtype=np.int64)
         method = "exact"
     else:
         graph = knn_mutual_reachability(emb, codes, days, mismatch, w, params)

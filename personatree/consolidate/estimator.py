@@ -9,13 +9,19 @@ The pass, in order, all read at one ``now``:
 1. prune roots whose confidence fell below θ_prune (their mids stay, loose);
 2. delete orphan leaves older than T_orphan (their observations stay in the log);
 3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
-   passes the gates of :mod:`~personatree.consolidate.mids` into a mid; the leftovers
-   are clustered again until a round forms no mid, so the pass ends at a fixed point
-   and a second pass at the same ``now`` plans nothing;
-4. merge near-duplicate mids of one type;
-5. cap each mid at K supporting leaves (counts survive);
-6. promote mids that meet the strict criteria of :mod:`~personatree.consolidate.promote`;
-7. list decays (information only; decay is lazy and nothing is written for it).
+   passes the gates of :mod:`~personatree.consolidate.mids` into a mid; a cluster that
+   holds both stances is split by stance first, one larger than its cohesion allows
+   (:func:`~personatree.consolidate.mids.size_cap`) is halved until its parts fit;
+   the leftovers are clustered again until a round forms no mid, so the pass ends at a
+   fixed point and a second pass at the same ``now`` plans nothing;
+4. record the pass's later opposite-stance leaves as conflicts of its new mids
+   (:func:`~personatree.consolidate.formation.record_conflicts`);
+5. merge near-duplicate mids of one type and stance side;
+6. take changed mids off their roots, and remove roots left asserting fewer than
+   ``min_root_mids`` patterns (:func:`~personatree.consolidate.formation.retract_changed`);
+7. cap each mid at K supporting leaves (counts survive);
+8. promote mids that meet the strict criteria of :mod:`~personatree.consolidate.promote`;
+9. list decays (information only; decay is lazy and nothing is written for it).
 
 The planner runs the pass on a copy of the graph and records the difference, so
 applying a plan does exactly what the plan shows.
@@ -38,8 +44,9 @@ from ..types import Level, utc
 from .bounds import delete_stale_orphans, merge_mids, prune_roots, trim_mids
 from .clustering import ClusterParams, cluster_leaves
 from .distance import DistanceWeights, type_mismatch
-from .formation import form_mid, promote_mids, type_vectors
-from .mids import choose_mid_type, coalesce, cohesion, unit
+from ..stance import node_group
+from .formation import form_mid, promote_mids, record_conflicts, retract_changed, type_vectors
+from .mids import choose_mid_type, coalesce, cohesion, size_cap, unit
 from .plan import ClusterReport, ConsolidationPlan, Decay, NewMid, PlanDiff
 from .state import graph_diff, graph_digest
 
@@ -70,6 +77,8 @@ class Consolidator:
         whose new mid it joined, −1 when it stays an orphan (noise or rejected cluster).
     leaf_ids_ : tuple of str
         The orphans clustered, in the order of ``labels_`` (sorted by time, then id).
+    groups_ : ndarray of int
+        The stance side (+1 or −1, :func:`personatree.stance.group_of`) of each orphan.
     method_ : str
         ``"exact"``, ``"knn"`` or ``"none"``.
     """
@@ -90,6 +99,7 @@ class Consolidator:
         self.confidence = confidence or ConfidenceConfig()
         self.labels_: np.ndarray = np.empty(0, dtype=np.int64)
         self.leaf_ids_: tuple[str, ...] = ()
+        self.groups_: np.ndarray = np.empty(0, dtype=np.int64)
         self.method_ = "none"
 
     def get_params(self) -> dict[str, Any]:
@@ -127,7 +137,9 @@ class Consolidator:
         prunes = prune_roots(g, self.registry, now, cfg.theta_prune)
         deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
         clusters, new_mids = self._form_mids(g, now)
-        merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip)
+        merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip,
+                                          ratio=cfg.coalesce_ratio)
+        merge_prunes += retract_changed(g, now, cfg, self.registry, self.confidence)
         trims = trim_mids(g, cfg.k_leaves)
         promotions = promote_mids(g, now, cfg, self.registry, self.judge, self.confidence,
                                   type_vectors(self.embedder, self.registry, Level.ROOT))
@@ -162,6 +174,8 @@ class Consolidator:
         mismatch = type_mismatch(types, self.registry)
         weights, params = DistanceWeights.from_config(cfg), self._cluster_params()
         mid_vectors = type_vectors(self.embedder, self.registry, Level.MID)
+        groups = np.array([node_group(n) for n in orphans], dtype=np.int64)
+        self.groups_ = groups
         reports: list[ClusterReport] = []
         made: dict[int, NewMid] = {}
         founders: dict[int, np.ndarray] = {}  # cluster index -> positions of its mid's leaves
@@ -198,7 +212,7 @@ class Consolidator:
                 members = remaining[sub == k]
                 # Leftovers of a pattern found in an earlier round rejoin its mid.
                 host = None if rnd == 1 else self._host(emb, members, kind(members), rnd, made, founders,
-                                                        reports)
+                                                        reports, groups)
                 if host is not None:
                     g.remove_node(made[host].id)
                     union = np.concatenate([founders[host], members])
@@ -211,7 +225,9 @@ class Consolidator:
             remaining = remaining[self.labels_[remaining] < 0]
             if not formed:
                 break
-        return reports, [made[i] for i in sorted(made)]
+        mids = record_conflicts(g, [made[i] for i in sorted(made)], orphans, emb, now, cfg, self.registry,
+                                self.confidence)
+        return reports, mids
 
     def _form_or_split(self, members: np.ndarray, rnd: int, form: Any, reports: list[ClusterReport],
                        emb: np.ndarray, codes: np.ndarray, days: np.ndarray, mismatch: np.ndarray,
@@ -222,61 +238,120 @@ class Consolidator:
         tight patterns (hiking and quiet hotels). Clustering the members on their own
         rescales the density and separates them, so a rejected cluster of at least
         2·n_min leaves is split once or twice before its leaves stay orphans.
+
+        Two rules come first. A cluster holding both stance sides is one topic seen
+        from two sides, never one pattern: each side is tried on its own. A cluster
+        larger than :func:`size_cap` allows at its cohesion is many patterns: it is
+        halved (:func:`bisect`, linear in its size) until the parts fit, at most
+        ``max_split_depth`` times.
         """
-        if form(members, len(reports), rnd):
+        cfg = self.config
+        sides = self.groups_[members]
+        if (sides != sides[0]).any():
+            formed = False
+            for side in (1, -1):
+                part = members[sides == side]
+                if part.shape[0] >= cfg.n_min:
+                    formed = self._form_or_split(part, rnd, form, reports, emb, codes, days, mismatch,
+                                                 weights, params, depth) or formed
+            return formed
+        coh = cohesion(emb[members])
+        cap = size_cap(coh, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
+        too_big = members.shape[0] > cap
+        if too_big:
+            ids = tuple(sorted(self.leaf_ids_[i] for i in members.tolist()))
+            reports.append(ClusterReport(len(reports), rnd, ids, coh, None,
+                                         f"{members.shape[0]} leaves > {cap} allowed at cohesion {coh:.2f}: split"))
+        elif form(members, len(reports), rnd):
             return True
-        if depth >= 2 or members.shape[0] < 2 * self.config.n_min:
+        if (not too_big and depth >= 2) or depth >= cfg.max_split_depth or members.shape[0] < 2 * cfg.n_min:
             return False
-        sub, _ = cluster_leaves(emb[members], codes[members], days[members], mismatch, weights, params)
-        if int(sub.max(initial=-1)) < 1:
-            # HDBSCAN sees one blob in so few points: cut it in two by average linkage.
+        if too_big:
             sub = bisect(emb[members])
+        else:
+            sub, _ = cluster_leaves(emb[members], codes[members], days[members], mismatch, weights, params)
+            if int(sub.max(initial=-1)) < 1:
+                # HDBSCAN sees one blob in so few points: cut it in two by average linkage.
+                sub = bisect(emb[members])
         formed = False
         for k in range(int(sub.max()) + 1):
             part = members[sub == k]
+            if part.shape[0] == 0:
+                continue
             formed = self._form_or_split(part, rnd, form, reports, emb, codes, days, mismatch,
                                          weights, params, depth + 1) or formed
         return formed
 
     def _host(self, emb: np.ndarray, members: np.ndarray, kind: str | None, rnd: int,
               made: dict[int, NewMid], founders: dict[int, np.ndarray],
-              reports: list[ClusterReport]) -> int | None:
+              reports: list[ClusterReport], groups: np.ndarray) -> int | None:
         """The mid formed in an earlier round of this pass that ``members`` continue, if
-        any: same mid type, and their union keeps ``coalesce_ratio`` of the smaller cohesion."""
+        any: same mid type, same stance side, a union within the size cap, and their
+        union keeps ``coalesce_ratio`` of the smaller cohesion."""
         cfg = self.config
         own = cohesion(emb[members])
-        if kind is None or own < cfg.min_cohesion:
+        if kind is None or own < cfg.min_cohesion or (groups[members] != groups[members[0]]).any():
             return None
         mine = emb[members].sum(axis=0, dtype=np.float64)
         best: tuple[float, int] | None = None
         for index in sorted(made):
-            if made[index].schema_type != kind or reports[index].round >= rnd:
+            if (made[index].schema_type != kind or reports[index].round >= rnd
+                    or groups[founders[index][0]] != groups[members[0]]):
                 continue
             theirs = emb[founders[index]].sum(axis=0, dtype=np.float64)
             size = founders[index].shape[0]
             base = min(own, float((theirs @ theirs - size) / (size * (size - 1))))
             total = size + members.shape[0]
             union = mine + theirs
-            ratio = float((union @ union - total) / (total * (total - 1))) / base if base > 0 else 0.0
-            if ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
+            joint = float((union @ union - total) / (total * (total - 1)))
+            ratio = joint / base if base > 0 else 0.0
+            cap = size_cap(joint, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
+            if total <= cap and ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
                 best = (ratio, index)
         return None if best is None else best[1]
 
 
-def bisect(vectors: np.ndarray) -> np.ndarray:
-    """Split unit vectors in two by average-linkage clustering on cosine distance.
+def bisect(vectors: np.ndarray, *, exact_limit: int = 1000, iterations: int = 20) -> np.ndarray:
+    """Split unit vectors in two: average-linkage clustering on cosine distance for
+    small groups, spherical 2-means above ``exact_limit`` rows.
+
+    Average linkage needs the n×n distance matrix; a giant cluster (tens of thousands
+    of leaves) is split by 2-means instead, linear in n: seeded by the row least like
+    the mean and the row least like that one, so the split is deterministic.
 
     Parameters
     ----------
     vectors : ndarray of shape (n, d), n ≥ 2
+    exact_limit : int
+        Largest n split by average linkage.
+    iterations : int
+        Most 2-means iterations.
 
     Returns
     -------
     ndarray of int
-        Labels 0 and 1 (deterministic for a given input order).
+        Labels 0 and 1 (deterministic for a given input order), both used.
     """
-    from sklearn.cluster import AgglomerativeClustering
+    x = np.asarray(vectors, dtype=np.float32)
+    n = x.shape[0]
+    if n <= exact_limit:
+        from sklearn.cluster import AgglomerativeClustering
 
-    dist = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0).astype(np.float64)
-    model = AgglomerativeClustering(n_clusters=2, metric="precomputed", linkage="average")
-    return model.fit_predict(dist).astype(np.int64)
+        dist = np.clip(1.0 - x @ x.T, 0.0, 2.0).astype(np.float64)
+        model = AgglomerativeClustering(n_clusters=2, metric="precomputed", linkage="average")
+        return model.fit_predict(dist).astype(np.int64)
+    a = int(np.argmin(x @ unit(x.mean(axis=0))))
+    b = int(np.argmin(x @ x[a]))
+    centres = np.stack([x[a], x[b]])
+    labels = np.zeros(n, dtype=np.int64)
+    for _ in range(iterations):
+        new = np.argmax(x @ centres.T, axis=1).astype(np.int64)
+        if (new == labels).all() and _ > 0:
+            break
+        labels = new
+        for k in (0, 1):
+            if (labels == k).any():
+                centres[k] = unit(x[labels == k].sum(axis=0))
+    if (labels == labels[0]).all():  # identical rows: halve by order
+        labels = (np.arange(n) >= n // 2).astype(np.int64)
+    return labels

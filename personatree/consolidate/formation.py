@@ -1,8 +1,14 @@
 """The graph steps that create nodes: a mid from a cluster, roots from promotable mids.
 
-The decisions are the pure functions of :mod:`~personatree.consolidate.mids` and
-:mod:`~personatree.consolidate.promote`; this module builds the nodes and edges on the
-planner's scratch graph.
+The decisions are the pure functions of :mod:`~personatree.consolidate.mids`,
+:mod:`~personatree.consolidate.promote` and :mod:`~personatree.stance`; this module
+builds the nodes and edges on the planner's scratch graph.
+
+Stance (:mod:`personatree.stance`) is part of a pattern: a mid is supported by one
+stance side only, a later leaf of the opposite side on its topic is a conflict edge
+with negative evidence (what live insertion records), a *changed* mid (latest conflict
+newer than latest support) is never promoted, and a root asserts only what two or more
+unchanged mids of its side support.
 """
 
 from __future__ import annotations
@@ -16,19 +22,20 @@ import numpy as np
 from ..config import ConfidenceConfig, ConsolidationConfig
 from ..confidence import evidence_weight
 from ..graph import MemoryGraph
-from ..insertion import add_evidence
+from ..insertion import add_evidence, refresh_change
 from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
+from ..stance import node_group, node_stance, opposed, pattern_stance
 from ..types import Edge, EdgeKind, Level, Node
 from .bounds import mid_span
 from .mids import (
     choose_mid_type, cohesion, evidence_logit, evidence_span, mid_id, support_psi, unit,
 )
-from .plan import ClusterReport, NewMid, Promotion
+from .plan import ClusterReport, NewMid, Promotion, Prune
 from .promote import Criteria, choose_root_type, group_by_similarity, promotable, root_id, root_psi
 
-__all__ = ["type_vectors", "form_mid", "promote_mids"]
+__all__ = ["type_vectors", "form_mid", "promote_mids", "record_conflicts", "retract_changed", "stance_side"]
 
 _VECTORS: dict[tuple[str, str, Level], dict[str, np.ndarray]] = {}
 _VECTORS_LOCK = threading.Lock()
@@ -75,6 +82,12 @@ def form_mid(
         The report, the new mid (None if rejected) and the positions in ``nodes`` of
         the leaves that joined it.
     """
+    side = stance_side(nodes)
+    if side is not None:
+        # Both stances in one cluster: the planner splits by stance first, so this only
+        # guards other callers. The larger side stays (ties: the +1 side).
+        nodes = [nodes[i] for i in side.tolist()]
+        vectors = vectors[side]
     centroid = unit(vectors.mean(axis=0))
     mt, count = choose_mid_type([n.schema_type for n in nodes], registry, centroid, mid_vectors)
     if mt is None or count < cfg.n_min:
@@ -96,7 +109,7 @@ def form_mid(
     summary = judge.summarize(members, Level.MID, mt)
     sessions, days = evidence_span(members)
     attrs = {**dict(summary.attributes), "origin": "consolidation", "cohesion": round(coh, 6),
-             "sessions": sessions, "days": days}
+             "sessions": sessions, "days": days, "stance": pattern_stance(node_stance(n) for n in members)}
     new_id = mid_id(g.user_id, [n.id for n in members])
     if new_id in g:  # the same founders formed a mid before that was since forgotten
         new_id = mid_id(g.user_id, [n.id for n in members] + [now.isoformat()])
@@ -111,7 +124,145 @@ def form_mid(
     conf = node_confidence(mid, registry, now)
     report = ClusterReport(index, rnd, tuple(sorted(n.id for n in nodes)), coh, mid.id,
                            f"{len(members)} of {len(nodes)} leaves form a {mt} mid")
-    return report, NewMid(mid.id, mt, mid.content, tuple(sorted(n.id for n in members)), logit, conf, index), keep
+    return report, NewMid(mid.id, mt, mid.content, tuple(sorted(n.id for n in members)), logit, conf, index), (
+        keep if side is None else side[keep])
+
+
+def stance_side(nodes: Sequence[Node]) -> np.ndarray | None:
+    """Positions of the members of the larger stance side, or None when all share one.
+
+    Ties go to the +1 side (neutral mentions count with it, see :mod:`personatree.stance`).
+    """
+    groups = np.array([node_group(n) for n in nodes], dtype=np.int64)
+    if groups.size == 0 or (groups == groups[0]).all():
+        return None
+    pos = int((groups > 0).sum())
+    keep = 1 if pos >= groups.size - pos else -1
+    return np.flatnonzero(groups == keep)
+
+
+def record_conflicts(
+    g: MemoryGraph,
+    mids: Sequence[NewMid],
+    leaves: Sequence[Node],
+    vectors: np.ndarray,
+    now: datetime,
+    cfg: ConsolidationConfig,
+    registry: SchemaRegistry,
+    confidence: ConfidenceConfig,
+) -> list[NewMid]:
+    """Record the opposite-stance leaves of this pass as conflicts of its new mids.
+
+    A leaf conflicts with a new mid when its stance is opposed to the mid's, it is on
+    the mid's topic (cosine to the centroid ≥ ``member_similarity``, the gate of
+    membership itself), κ allows it under the mid's type, and it came after the mid's
+    first evidence. That is what live insertion would have recorded had the mid
+    existed when the leaf arrived; ψ is minus the cosine, the mirror of a member's
+    support ψ. The mid's logit is then replayed over support and conflict evidence in
+    time order, and ``changed_at`` / ``changed_by`` are written.
+
+    Returns
+    -------
+    list of NewMid
+        ``mids`` with their confidence after the conflicts.
+    """
+    if not mids or not leaves:
+        return list(mids)
+    stances = [node_stance(n) for n in leaves]
+    firsts = np.array([n.t_first.timestamp() for n in leaves])
+    out: list[NewMid] = []
+    for made in mids:
+        mid = g.node(made.id)
+        if mid.embedding is None:
+            out.append(made)
+            continue
+        own = node_stance(mid)
+        sims = vectors @ np.asarray(mid.embedding, dtype=np.float32)
+        hits = np.flatnonzero((sims >= cfg.member_similarity) & (firsts > mid.t_first.timestamp()))
+        added = 0
+        for i in hits.tolist():
+            leaf = leaves[i]
+            if (not opposed(stances[i], own) or leaf.id not in g or g.edge(leaf.id, mid.id) is not None
+                    or not registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)):
+                continue
+            psi = -float(min(1.0, max(0.0, sims[i])))
+            w = evidence_weight(psi, confidence.gamma)
+            g.add_edge(Edge(leaf.id, mid.id, EdgeKind.CONFLICT, psi, w,
+                            f"consolidation: {stances[i]} against a {own} pattern", leaf.t_first))
+            added += 1
+        if not added:
+            out.append(made)
+            continue
+        _replay_evidence(g, mid, registry, confidence)
+        refresh_change(g, mid.id)
+        out.append(NewMid(made.id, made.schema_type, made.content, made.member_ids, mid.logit,
+                          node_confidence(mid, registry, now), made.cluster))
+    return out
+
+
+def _replay_evidence(g: MemoryGraph, mid: Node, registry: SchemaRegistry, confidence: ConfidenceConfig) -> None:
+    """Rebuild a new mid's logit, counts and ``t_last`` from its edges, in time order."""
+    times, weights = [], []
+    n_sup = n_con = 0
+    for kind in (EdgeKind.SUPPORT, EdgeKind.CONFLICT):
+        for child in g.children(mid.id, kind):
+            e = g.edge(child, mid.id)
+            assert e is not None
+            times.append(g.node(child).t_first)
+            weights.append(e.weight)
+            n_sup += kind is EdgeKind.SUPPORT
+            n_con += kind is EdgeKind.CONFLICT
+    st = registry[mid.schema_type]
+    mid.logit = evidence_logit(st.prior_logit, st.half_life_days, times, weights, confidence.clip)
+    mid.n_support, mid.n_conflict = n_sup, n_con
+    mid.t_last = max(times)
+
+
+def is_changed(mid: Node) -> bool:
+    """Whether a mid's latest evidence reverses or ends it (``changed_at`` is set)."""
+    return bool(mid.attributes.get("changed_at"))
+
+
+def retract_changed(
+    g: MemoryGraph, now: datetime, cfg: ConsolidationConfig, registry: SchemaRegistry,
+    confidence: ConfidenceConfig,
+) -> list[Prune]:
+    """Keep roots from asserting what their mids no longer support.
+
+    Every mid's changed state is refreshed from its edges. A changed mid leaves its
+    root, and the root takes back the evidence the mid lent it (a negative ψ of the
+    same size, at the time of the change). A root then left with fewer than
+    ``min_root_mids`` supporting mids, or below θ_prune, is removed; its mids stay as
+    local patterns (DESIGN.md: pruned roots keep their mids).
+
+    Returns
+    -------
+    list of Prune
+    """
+    from ..types import utc
+
+    for mid in sorted(g.nodes(Level.MID), key=lambda n: n.id):
+        refresh_change(g, mid.id)
+    touched: set[str] = set()
+    for mid in sorted(g.nodes(Level.MID), key=lambda n: n.id):
+        root_id_ = g.parent(mid.id)
+        if root_id_ is None or not is_changed(mid):
+            continue
+        e = g.remove_edge(mid.id, root_id_)
+        root = g.node(root_id_)
+        at = utc(datetime.fromisoformat(str(mid.attributes["changed_at"])))
+        if e.psi > 0:
+            add_evidence(root, -e.psi, at, registry, confidence)
+        root.n_support = max(0, root.n_support - 1)
+        touched.add(root_id_)
+    out: list[Prune] = []
+    for root in sorted(g.nodes(Level.ROOT), key=lambda n: n.id):
+        kids = tuple(sorted(g.children(root.id)))
+        conf = node_confidence(root, registry, now)
+        if len(kids) < cfg.min_root_mids or (root.id in touched and conf < cfg.theta_prune):
+            g.remove_node(root.id)
+            out.append(Prune(root.id, conf, kids))
+    return out
 
 
 def promote_mids(
@@ -124,11 +275,16 @@ def promote_mids(
     root_vectors: Mapping[str, np.ndarray],
 ) -> list[Promotion]:
     """Promote every loose mid that meets the criteria: join a similar existing root of
-    its root type, or form new roots from similarity groups."""
+    its root type and stance side, or form new roots from similarity groups of at least
+    ``min_root_mids`` mids of one root type and one stance side.
+
+    A changed mid (:func:`is_changed`) is never promoted: its latest evidence says the
+    pattern no longer holds.
+    """
     crit = Criteria.from_config(cfg)
     ready: list[tuple[Node, float, str]] = []
     for mid in sorted(g.nodes(Level.MID), key=lambda n: (n.t_first, n.id)):
-        if g.parent(mid.id) is not None or mid.embedding is None:
+        if g.parent(mid.id) is not None or mid.embedding is None or is_changed(mid):
             continue
         conf = node_confidence(mid, registry, now)
         sessions, days = mid_span(g, mid)
@@ -137,25 +293,27 @@ def promote_mids(
         if rt is not None:
             ready.append((mid, conf, rt))
     out: list[Promotion] = []
-    fresh: dict[str, list[tuple[Node, float]]] = {}
+    fresh: dict[tuple[str, int], list[tuple[Node, float]]] = {}
     roots = sorted((r for r in g.nodes(Level.ROOT) if r.embedding is not None), key=lambda n: n.id)
     for mid, conf, rt in ready:
         best, best_sim = None, cfg.root_similarity
         for r in roots:
             sim = float(np.asarray(r.embedding) @ np.asarray(mid.embedding))
-            if r.schema_type == rt and sim >= best_sim:
+            if r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim:
                 best, best_sim = r, sim
         if best is None:
-            fresh.setdefault(rt, []).append((mid, conf))
+            fresh.setdefault((rt, node_group(mid)), []).append((mid, conf))
             continue
         psi = root_psi(conf)
         w = add_evidence(best, psi, mid.t_last, registry, confidence)
         g.add_edge(Edge(mid.id, best.id, EdgeKind.SUPPORT, psi, w, "consolidation: joins a similar root", now))
         out.append(Promotion(best.id, rt, best.content, (mid.id,), False, node_confidence(best, registry, now)))
-    for rt in sorted(fresh):
-        mids = fresh[rt]
+    for rt, side in sorted(fresh):
+        mids = fresh[(rt, side)]
         vecs = np.stack([np.asarray(m.embedding, dtype=np.float32) for m, _ in mids])
         for grp in group_by_similarity(vecs, cfg.root_similarity):
+            if len(grp) < cfg.min_root_mids:
+                continue  # a root abstracts over patterns; it never copies one
             members = [mids[i] for i in grp]
             psis = [root_psi(c) for _, c in members]
             weights = [evidence_weight(p, confidence.gamma) for p in psis]
@@ -164,10 +322,11 @@ def promote_mids(
                                    weights, confidence.clip)
             nodes = [m for m, _ in members]
             summary = judge.summarize(nodes, Level.ROOT, rt)
+            stance = pattern_stance(node_stance(m) for m in nodes)
             root = Node(
                 id=root_id(g.user_id, rt, [m.id for m in nodes], now), user_id=g.user_id, level=Level.ROOT,
                 schema_type=rt, content=summary.content,
-                attributes={**dict(summary.attributes), "origin": "consolidation"},
+                attributes={**dict(summary.attributes), "origin": "consolidation", "stance": stance},
                 t_first=min(m.t_first for m in nodes), t_last=max(m.t_last for m in nodes), logit=logit,
                 n_support=len(nodes), embedding=unit(vecs[grp].mean(axis=0)),
             )

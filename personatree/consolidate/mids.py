@@ -29,7 +29,7 @@ from ..types import Level, Node
 
 __all__ = [
     "choose_mid_type", "cohesion", "support_psi", "evidence_logit", "unit", "mid_id",
-    "evidence_span", "merge_span", "SPAN_CAP", "coalesce",
+    "evidence_span", "merge_span", "SPAN_CAP", "coalesce", "size_cap", "union_cohesion",
 ]
 
 SPAN_CAP = 64  # distinct sessions / days remembered per mid (promotion needs only a few)
@@ -202,3 +202,38 @@ def coalesce(
         if lab >= 0:
             out[pos] = seen.setdefault(lab, len(seen))
     return out
+
+
+def size_cap(coh: float, floor: float, tight: float, loose_size: int, max_size: int) -> int:
+    """Most members one mid may be formed from at cohesion ``coh``.
+
+    A pattern said a thousand times in close words is one pattern; a thousand loosely
+    related statements are many. So the cap grows with cohesion: ``loose_size`` at the
+    cohesion floor, linearly up to ``max_size`` at ``tight`` and above.
+
+    Returns
+    -------
+    int
+    """
+    lo, hi = min(loose_size, max_size), max(loose_size, max_size)
+    if tight <= floor:
+        return hi
+    frac = min(1.0, max(0.0, (coh - floor) / (tight - floor)))
+    return int(round(lo + (hi - lo) * frac))
+
+
+def union_cohesion(a: np.ndarray, n_a: int, coh_a: float, b: np.ndarray, n_b: int, coh_b: float) -> float:
+    """Cohesion of the union of two groups known only by unit centroid, size and cohesion.
+
+    For unit rows, ‖Σx‖² = n + n(n−1)·cohesion, so each group's sum is its unit centroid
+    scaled by that norm, and the union's cohesion follows as in :func:`cohesion`.
+    """
+    def total(v: np.ndarray, n: int, c: float) -> np.ndarray:
+        norm = max(0.0, n + n * (n - 1) * c) ** 0.5
+        return np.asarray(v, dtype=np.float64) * norm
+
+    n = n_a + n_b
+    if n < 2:
+        return 1.0
+    s = total(a, n_a, coh_a) + total(b, n_b, coh_b)
+    return float((s @ s - n) / (n * (n - 1)))
