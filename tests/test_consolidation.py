@@ -61,17 +61,20 @@ def test_a_burst_makes_no_root_but_the_same_mentions_spread_over_weeks_do(regist
     burst = planted_leaves(1, 20, T0, seed=4, span_days=0.0, sessions=1)
     spread = planted_leaves(1, 20, T0, seed=4, span_days=42.0)
     at = T0 + timedelta(days=45)
+    # One pattern never makes a root by default (a root abstracts over two or more);
+    # allowing single-pattern roots isolates the temporal criteria under test.
     for leaves, want_root in ((burst, False), (spread, True)):
         g = build_graph("u", leaves, registry, embedder=embedder)
-        plan = consolidator(registry, judge, embedder).plan(g, at)
+        plan = consolidator(registry, judge, embedder, min_root_mids=1).plan(g, at)
         assert len(plan.new_mids) == 1 and plan.new_mids[0].confidence >= 0.7
         assert bool(plan.promotions) is want_root, plan.describe()
+        assert not consolidator(registry, judge, embedder).plan(g, at).promotions
 
 
 def test_consolidating_twice_changes_nothing_the_second_time(registry, embedder, judge) -> None:
     leaves = planted_leaves(5, 10, T0, seed=7) + noise_leaves(30, T0, seed=7)
     g = build_graph("u", leaves, registry, embedder=embedder)
-    c = consolidator(registry, judge, embedder, k_leaves=6)
+    c = consolidator(registry, judge, embedder, k_leaves=6, min_root_mids=1)
     first = c.plan(g, NOW)
     assert first.new_mids and first.trims and first.promotions
     apply_plan(g, first, registry, c.config)

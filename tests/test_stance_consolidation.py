@@ -1,0 +1,241 @@
+"""Stance as part of a pattern: opposite stances of one topic never share a pattern's
+support, on the live path (consolidate, then observe) and the bulk path (observe a
+history, consolidate once), and a pattern whose latest evidence reverses it is changed,
+never promoted, and asserted by no root."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from personatree import FixedClock, PersonaTree
+from personatree.config import ConsolidationConfig, InsertionConfig, PersonaTreeConfig
+from personatree.graph import MemoryGraph
+from personatree.insertion import plan_insertions
+from personatree.stance import (
+    group_of, guard_psi, latest_change, node_group, node_stance, pattern_stance, stance_of,
+)
+from personatree.store import open_store
+from personatree.types import EdgeKind, LeafDraft, Level, Node, Observation, Provenance
+
+from .conftest import T0, ScriptedJudge
+from .helpers import open_tree
+
+# Our own sentences: three statements of liking a food, then three of disliking it.
+LIKES = [
+    "I really love sushi, it's my favourite thing to eat.",
+    "We had sushi again on Friday night and I loved every bite.",
+    "Sushi is honestly the best meal there is, I adore it.",
+]
+DISLIKES = [
+    "I hate sushi now, the raw fish makes me queasy.",
+    "Honestly I can't stand sushi anymore.",
+    "Please don't ever order sushi for me again, I dislike it.",
+]
+
+
+def _at(i: int):
+    return T0 + timedelta(days=9 * i, hours=3)
+
+
+def _item(i: int, text: str) -> dict:
+    return {"messages": [{"role": "user", "content": text}], "at": _at(i), "session_id": f"s{i}"}
+
+
+def assert_single_stance(g: MemoryGraph) -> None:
+    """No mid's or root's support holds both stance sides."""
+    for level in (Level.MID, Level.ROOT):
+        for node in g.nodes(level):
+            sides = {node_group(g.node(c)) for c in g.children(node.id)}
+            assert len(sides) <= 1, (node.content, sides)
+            if sides:
+                assert sides == {node_group(node)}, (node.content, node.attributes.get("stance"))
+
+
+def _sushi_report(g: MemoryGraph) -> dict[str, tuple[int, int, bool]]:
+    out = {}
+    for mid in g.nodes(Level.MID):
+        out[node_stance(mid)] = (len(g.children(mid.id)), len(g.conflicts_of(mid.id)),
+                                 bool(mid.attributes.get("changed_at")))
+    return out
+
+
+# -- pure functions ---------------------------------------------------------------------
+
+
+def test_stance_is_read_from_attributes_and_derived_when_absent() -> None:
+    assert stance_of({"stance": "Started"}) == "started"
+    assert stance_of({"stance": "bogus", "polarity": -1}) == "negative"
+    assert stance_of({"polarity": 1, "cessation": True}) == "stopped"
+    assert stance_of({"polarity": 1}) == "positive"
+    assert stance_of({}) == "neutral" and stance_of(None) == "neutral"
+    assert [group_of(s) for s in ("positive", "started", "neutral", "negative", "stopped")] == [1, 1, 1, -1, -1]
+    assert pattern_stance(["neutral", "neutral"]) == "neutral"
+    assert pattern_stance(["stopped", "negative", "stopped"]) == "stopped"
+
+
+def test_guard_turns_an_opposite_support_into_a_conflict_and_a_neutral_one_into_nothing() -> None:
+    assert guard_psi("negative", "positive", 0.9, 0.35) == (-0.9, "opposite stance (negative vs positive)")
+    assert guard_psi("stopped", "positive", 0.1, 0.35)[0] == -0.35
+    assert guard_psi("negative", "positive", -0.8, 0.35) == (-0.8, "")  # the judge's own conflict stays
+    assert guard_psi("neutral", "stopped", 0.7, 0.35)[0] == 0.0
+    assert guard_psi("neutral", "positive", 0.7, 0.35) == (0.7, "")
+
+
+def test_a_pattern_is_changed_only_while_its_latest_conflict_is_its_latest_evidence() -> None:
+    s = [(_at(0), "a"), (_at(1), "b")]
+    assert latest_change(s, []) is None
+    assert latest_change(s, [(_at(2), "c")]) == (_at(2), "c")
+    assert latest_change(s + [(_at(3), "d")], [(_at(2), "c")]) is None
+
+
+# -- the sushi sequence, both orders of consolidation, real embedder ----------------------
+
+
+@pytest.mark.parametrize("path", ["bulk", "live"])
+def test_the_sushi_sequence_records_the_change_on_both_paths(path, parts, tmp_path) -> None:
+    tree = open_tree(tmp_path / "m.db", parts, _at(0))
+    items = [_item(i, t) for i, t in enumerate(LIKES + DISLIKES)]
+    if path == "bulk":
+        tree.observe_many("ana", items)
+    else:
+        tree.observe_many("ana", items[:3])
+        tree.consolidate("ana", now=_at(2) + timedelta(hours=1))
+        assert [node_stance(m) for m in tree.graph("ana").nodes(Level.MID)] == ["positive"]
+        for it in items[3:]:
+            report = tree.observe("ana", it["messages"], at=it["at"], session_id=it["session_id"])
+            assert [d.action for d in report.decisions] == ["conflict"]
+    tree.consolidate("ana", now=_at(5) + timedelta(hours=1))
+    g = tree.graph("ana")
+    g.check()
+    assert_single_stance(g)
+    report = _sushi_report(g)
+    # The liking pattern keeps its three supports, holds the three later dislikes as
+    # conflicts and is changed; the dislikes form their own pattern.
+    assert report["positive"] == (3, 3, True)
+    assert report["negative"][0] == 3 and not report["negative"][2]
+    liking = next(m for m in g.nodes(Level.MID) if node_stance(m) == "positive")
+    assert liking.n_conflict == 3 and liking.attributes["changed_by"] in g
+    assert tree.explain("ana", liking.id) is not None
+    # No claim asserts the old stance.
+    assert not any(node_group(r) > 0 for r in g.nodes(Level.ROOT))
+    tree.close()
+
+
+def test_bulk_and_live_give_the_same_patterns_and_rebuild_replays_them(parts, tmp_path) -> None:
+    graphs = []
+    for path in ("bulk", "live"):
+        tree = open_tree(tmp_path / f"{path}.db", parts, _at(0))
+        items = [_item(i, t) for i, t in enumerate(LIKES + DISLIKES)]
+        if path == "live":
+            tree.observe_many("ana", items[:3])
+            tree.consolidate("ana", now=_at(2) + timedelta(hours=1))
+            items = items[3:]
+        tree.observe_many("ana", items)
+        tree.consolidate("ana", now=_at(5) + timedelta(hours=1))
+        graphs.append(_sushi_report(tree.graph("ana")))
+        assert tree.rebuild("ana").equal
+        tree.close()
+    assert graphs[0] == graphs[1]
+
+
+# -- the insertion guard: a judge that says "support" to everything -----------------------
+
+
+class StanceJudge(ScriptedJudge):
+    """The scripted judge, with leaves whose stance is given as a ``stance|type: text`` prefix."""
+
+    def extract(self, observations: Sequence[Observation]) -> list[list[LeafDraft]]:
+        out: list[list[LeafDraft]] = []
+        for o in observations:
+            drafts = []
+            for turn, m in enumerate(o.messages):
+                if m.role != "user":
+                    continue
+                head, _, text = m.content.partition(":")
+                stance, _, kind = head.partition("|")
+                vec = self._embedder.embed([text.strip()])[0]
+                drafts.append(LeafDraft(text.strip(), kind.strip(), {"stance": stance.strip()},
+                                        Provenance(o.id, turn, 0, o.at, o.session_id), vec))
+            out.append(drafts)
+        return out
+
+
+def _node(nid: str, level: Level, stance: str, vec: np.ndarray, at=T0) -> Node:
+    return Node(id=nid, user_id="u", level=level, schema_type="preference", content=nid,
+                attributes={"stance": stance}, t_first=at, t_last=at, logit=0.0, embedding=vec)
+
+
+def test_an_opposite_stance_is_a_conflict_even_when_the_judge_says_support(hashing, registry) -> None:
+    vec = hashing.embed(["likes sushi a lot"])[0]
+    g = MemoryGraph("u")
+    g.add_node(_node("md_like", Level.MID, "positive", vec))
+    judge = ScriptedJudge(hashing, default_psi=1.0)
+    leaves = [_node(f"lf_{s}", Level.LEAF, s, vec, T0 + timedelta(days=1)) for s in ("negative", "neutral", "positive")]
+    got = {d.leaf_id: d.action for d in plan_insertions(g, leaves, judge, registry, InsertionConfig())}
+    assert got == {"lf_negative": "conflict", "lf_neutral": "attach", "lf_positive": "attach"}
+    g.add_node(_node("md_stop", Level.MID, "stopped", hashing.embed(["stopped going to the gym"])[0]))
+    gym = _node("lf_gym", Level.LEAF, "neutral", hashing.embed(["stopped going to the gym"])[0])
+    (d,) = plan_insertions(g, [gym], judge, registry, InsertionConfig())
+    assert d.action == "orphan"  # a neutral mention does not support a stopped pattern
+
+
+# -- property: no pattern's support ever mixes stances, live or bulk ----------------------
+
+
+def _stance_tree(db: str, hashing, registry) -> PersonaTree:
+    store = open_store(db)
+    cfg = PersonaTreeConfig(consolidation=ConsolidationConfig(t_root_days=1.0, n_root=3))
+    # A judge that calls every pair support: only the stance rule keeps sides apart.
+    return PersonaTree(store, config=cfg, registry=registry, embedder=hashing,
+                       judge=StanceJudge(hashing, default_psi=1.0), clock=FixedClock(T0))
+
+
+def _run(tree: PersonaTree, stances: Sequence[str], cut: int) -> MemoryGraph:
+    items = [{"messages": [{"role": "user", "content": f"{s}|preference: {_TEXTS[i % len(_TEXTS)]}"}],
+              "at": T0 + timedelta(days=4 * i), "session_id": f"s{i}"} for i, s in enumerate(stances)]
+    tree.observe_many("u", items[:cut])
+    tree.consolidate("u", now=T0 + timedelta(days=4 * cut))
+    for it in items[cut:]:
+        tree.observe("u", it["messages"], at=it["at"], session_id=it["session_id"])
+    tree.consolidate("u", now=T0 + timedelta(days=4 * len(items)))
+    return tree.graph("u")
+
+
+# One topic in close words: under the hashing embedder these are one cohesive cluster.
+_TEXTS = [f"we had sushi for dinner with friends down at the harbour {w}"
+          for w in ("tonight", "again", "today", "yesterday")]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(stances=st.lists(st.sampled_from(["positive", "negative", "neutral", "stopped", "started"]),
+                        min_size=3, max_size=9),
+       cut=st.integers(min_value=0, max_value=9), path=st.sampled_from(["bulk", "live"]))
+def test_no_pattern_support_mixes_stances_on_either_path(stances, cut, path, hashing, registry) -> None:
+    tree = _stance_tree("memory://", hashing, registry)
+    g = _run(tree, stances, min(cut, len(stances)) if path == "live" else len(stances))
+    g.check()
+    assert_single_stance(g)
+    for mid in g.nodes(Level.MID):
+        assert g.parent(mid.id) is None or not mid.attributes.get("changed_at")
+        for c in g.conflicts_of(mid.id):
+            assert node_group(g.node(c)) != node_group(mid) or g.node(c).attributes["stance"] == "neutral"
+    for root in g.nodes(Level.ROOT):
+        assert len(g.children(root.id)) >= 2
+    tree.close()
+
+
+@pytest.mark.parametrize("cut", [6, 3])
+def test_the_property_setup_forms_patterns_on_both_sides(cut, hashing, registry) -> None:
+    """The property above is not vacuous: its sentences do form patterns, one per side."""
+    tree = _stance_tree("memory://", hashing, registry)
+    g = _run(tree, ["positive", "neutral", "positive", "negative", "stopped", "negative"], cut)
+    assert sorted(node_group(m) for m in g.nodes(Level.MID)) == [-1, 1]
+    liking = next(m for m in g.nodes(Level.MID) if node_group(m) > 0)
+    assert len(g.conflicts_of(liking.id)) == 3 and liking.attributes["changed_at"]
+    tree.close()
