@@ -239,3 +239,28 @@ def test_the_property_setup_forms_patterns_on_both_sides(cut, hashing, registry)
     liking = next(m for m in g.nodes(Level.MID) if node_group(m) > 0)
     assert len(g.conflicts_of(liking.id)) == 3 and liking.attributes["changed_at"]
     tree.close()
+
+
+def test_a_mixed_pattern_from_an_older_tree_is_repaired_by_the_next_pass(hashing, registry) -> None:
+    """A tree written before stance was part of a pattern (or imported from one) holds a
+    mid supported by both sides; one pass leaves it one side with the rest as conflicts."""
+    from personatree.consolidate import Consolidator, apply_plan
+    from personatree.types import Edge
+
+    g = MemoryGraph("u")
+    vec = hashing.embed([_TEXTS[0]])[0]
+    mid = Node(id="md_old", user_id="u", level=Level.MID, schema_type="preference", content="Loves sushi",
+               attributes={"polarity": 1}, t_first=_at(0), t_last=_at(5), logit=3.0, n_support=6, embedding=vec)
+    g.add_node(mid)
+    for i, s in enumerate(["positive", "positive", "neutral", "negative", "negative", "stopped"]):
+        g.add_node(_node(f"lf_{i}", Level.LEAF, s, vec, _at(i)))
+        g.add_edge(Edge(f"lf_{i}", "md_old", EdgeKind.SUPPORT, 0.8, 0.8, "old", _at(i)))
+    c = Consolidator(ConsolidationConfig(), registry, ScriptedJudge(hashing), embedder=hashing)
+    apply_plan(g, c.plan(g, _at(6)), registry, c.config)
+    g.check()
+    assert_single_stance(g)
+    old = g.node("md_old")
+    assert sorted(g.children("md_old")) == ["lf_0", "lf_1", "lf_2"]
+    assert sorted(g.conflicts_of("md_old")) == ["lf_3", "lf_4", "lf_5"]
+    assert old.n_support == 3 and old.n_conflict == 3 and old.logit < 3.0
+    assert old.attributes["stance"] == "positive" and old.attributes["changed_by"] == "lf_5"

@@ -7,7 +7,9 @@ mutating it) and returns a :class:`~personatree.consolidate.plan.ConsolidationPl
 The pass, in order, all read at one ``now``:
 
 1. prune roots whose confidence fell below θ_prune (their mids stay, loose);
-2. delete orphan leaves older than T_orphan (their observations stay in the log);
+2. delete orphan leaves older than T_orphan (their observations stay in the log), and
+   repair mids whose support holds both stances (an older tree or an import):
+   :func:`~personatree.consolidate.formation.separate_stances`;
 3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
    passes the gates of :mod:`~personatree.consolidate.mids` into a mid; a cluster that
    holds both stances is split by stance first, one larger than its cohesion allows
@@ -45,7 +47,7 @@ from .bounds import delete_stale_orphans, merge_mids, prune_roots, trim_mids
 from .clustering import ClusterParams, cluster_leaves
 from .distance import DistanceWeights, type_mismatch
 from ..stance import node_group
-from .formation import form_mid, promote_mids, record_conflicts, retract_changed, type_vectors
+from .formation import form_mid, promote_mids, record_conflicts, retract_changed, separate_stances, type_vectors
 from .mids import choose_mid_type, coalesce, cohesion, size_cap, unit
 from .plan import ClusterReport, ConsolidationPlan, Decay, NewMid, PlanDiff
 from .state import graph_diff, graph_digest
@@ -136,6 +138,7 @@ class Consolidator:
         g = graph.copy()
         prunes = prune_roots(g, self.registry, now, cfg.theta_prune)
         deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
+        separate_stances(g, self.registry, self.confidence)
         clusters, new_mids = self._form_mids(g, now)
         merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip,
                                           ratio=cfg.coalesce_ratio)

@@ -35,7 +35,10 @@ from .mids import (
 from .plan import ClusterReport, NewMid, Promotion, Prune
 from .promote import Criteria, choose_root_type, group_by_similarity, promotable, root_id, root_psi
 
-__all__ = ["type_vectors", "form_mid", "promote_mids", "record_conflicts", "retract_changed", "stance_side"]
+__all__ = [
+    "type_vectors", "form_mid", "promote_mids", "record_conflicts", "retract_changed", "stance_side",
+    "separate_stances",
+]
 
 _VECTORS: dict[tuple[str, str, Level], dict[str, np.ndarray]] = {}
 _VECTORS_LOCK = threading.Lock()
@@ -216,6 +219,51 @@ def _replay_evidence(g: MemoryGraph, mid: Node, registry: SchemaRegistry, confid
     mid.logit = evidence_logit(st.prior_logit, st.half_life_days, times, weights, confidence.clip)
     mid.n_support, mid.n_conflict = n_sup, n_con
     mid.t_last = max(times)
+
+
+def separate_stances(g: MemoryGraph, registry: SchemaRegistry, confidence: ConfidenceConfig) -> list[str]:
+    """Repair mids whose support holds both stance sides (made by an older version, or
+    imported from one): the pattern keeps its own side, and each supporting leaf of the
+    other side becomes a conflict when it came after the pattern's first evidence of its
+    own side, else an orphan for clustering to place.
+
+    The pattern's side is its recorded ``stance`` when it has one, else the side of most
+    of its supporting leaves (ties: the side of the earliest). The support weight the
+    leaf lent is taken back and, for a conflict, negative evidence of the same size is
+    added, as live insertion would have done.
+
+    Returns
+    -------
+    list of str
+        Ids of the mids repaired (sorted).
+    """
+    repaired: list[str] = []
+    for mid in sorted(g.nodes(Level.MID), key=lambda n: n.id):
+        kids = sorted((g.node(c) for c in g.children(mid.id)), key=lambda n: (n.t_first, n.id))
+        sides = [node_group(k) for k in kids]
+        if len(set(sides)) < 2:
+            continue
+        if "stance" in mid.attributes:
+            own = node_group(mid)
+        else:
+            pos = sum(1 for x in sides if x > 0)
+            own = 1 if pos * 2 > len(sides) else -1 if pos * 2 < len(sides) else sides[0]
+        first = min(k.t_first for k, x in zip(kids, sides) if x == own)
+        for leaf, side in zip(kids, sides):
+            if side == own:
+                continue
+            e = g.remove_edge(leaf.id, mid.id)
+            mid.logit = max(-confidence.clip, min(confidence.clip, mid.logit - e.weight))
+            mid.n_support = max(0, mid.n_support - 1)
+            if leaf.t_first > first:
+                psi = -(abs(e.psi) or 0.5)
+                w = add_evidence(mid, psi, leaf.t_first, registry, confidence)
+                g.add_edge(Edge(leaf.id, mid.id, EdgeKind.CONFLICT, psi, w,
+                                f"consolidation: {node_stance(leaf)} against the pattern", leaf.t_first))
+        mid.attributes["stance"] = pattern_stance(node_stance(g.node(c)) for c in g.children(mid.id))
+        refresh_change(g, mid.id)
+        repaired.append(mid.id)
+    return repaired
 
 
 def is_changed(mid: Node) -> bool:

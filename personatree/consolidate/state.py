@@ -132,7 +132,10 @@ def graph_diff(
     old = {(e.src, e.dst): e for e in before.edges()}
     new = {(e.src, e.dst): e for e in after.edges()}
     delete_edges = tuple(sorted(k for k in old if k not in new))
+    # Edges that change kind (a support that became a conflict) go first: applying them
+    # frees the leaf's one support slot before any new support edge of that leaf is added.
     upsert_edges = tuple(
-        new[k] for k in sorted(new) if k not in old or _edge_key(old[k]) != _edge_key(new[k])
+        new[k] for k in sorted(new, key=lambda k: (not (k in old and old[k].kind != new[k].kind), k))
+        if k not in old or _edge_key(old[k]) != _edge_key(new[k])
     )
     return delete_edges, delete_nodes, tuple(upsert), upsert_edges
