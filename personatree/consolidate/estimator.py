@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..confidence import sigmoid
-from ..config import ConfidenceConfig, ConsolidationConfig
+from ..config import ConfidenceConfig, ConsolidationConfig, InsertionConfig
 from ..graph import MemoryGraph
 from ..ports import Embedder, Judge
 from ..render import node_confidence
@@ -71,6 +71,9 @@ class Consolidator:
         without one, file order decides.
     confidence : ConfidenceConfig, optional
         Evidence scale γ and logit clip L (default ``ConfidenceConfig()``).
+    insertion : InsertionConfig, optional
+        How the pass offers its later leaves to its new mids, exactly as live insertion
+        offers a new leaf to existing mids (default ``InsertionConfig()``).
 
     Attributes
     ----------
@@ -93,12 +96,14 @@ class Consolidator:
         *,
         embedder: Embedder | None = None,
         confidence: ConfidenceConfig | None = None,
+        insertion: InsertionConfig | None = None,
     ) -> None:
         self.config = config
         self.registry = registry
         self.judge = judge
         self.embedder = embedder
         self.confidence = confidence or ConfidenceConfig()
+        self.insertion = insertion or InsertionConfig()
         self.labels_: np.ndarray = np.empty(0, dtype=np.int64)
         self.leaf_ids_: tuple[str, ...] = ()
         self.groups_: np.ndarray = np.empty(0, dtype=np.int64)
@@ -106,7 +111,8 @@ class Consolidator:
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's configuration as plain data."""
-        return {"config": self.config.model_dump(), "confidence": self.confidence.model_dump()}
+        return {"config": self.config.model_dump(), "confidence": self.confidence.model_dump(),
+                "insertion": self.insertion.model_dump()}
 
     def _cluster_params(self) -> ClusterParams:
         c = self.config
@@ -228,8 +234,8 @@ class Consolidator:
             remaining = remaining[self.labels_[remaining] < 0]
             if not formed:
                 break
-        mids = record_conflicts(g, [made[i] for i in sorted(made)], orphans, emb, now, cfg, self.registry,
-                                self.confidence)
+        mids = record_conflicts(g, [made[i] for i in sorted(made)], orphans, emb, now, self.registry,
+                                self.confidence, self.judge, self.insertion)
         return reports, mids
 
     def _form_or_split(self, members: np.ndarray, rnd: int, form: Any, reports: list[ClusterReport],

@@ -19,14 +19,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..config import ConfidenceConfig, ConsolidationConfig
+from ..config import ConfidenceConfig, ConsolidationConfig, InsertionConfig
 from ..confidence import evidence_weight
 from ..graph import MemoryGraph
-from ..insertion import add_evidence, refresh_change
+from ..insertion import add_evidence, refresh_change, stance_checked
 from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..stance import node_group, node_stance, opposed, pattern_stance
+from ..stance import node_group, node_stance, pattern_stance
 from ..types import Edge, EdgeKind, Level, Node
 from .bounds import mid_span
 from .mids import (
@@ -150,19 +150,26 @@ def record_conflicts(
     leaves: Sequence[Node],
     vectors: np.ndarray,
     now: datetime,
-    cfg: ConsolidationConfig,
     registry: SchemaRegistry,
     confidence: ConfidenceConfig,
+    judge: Judge,
+    insertion: InsertionConfig,
+    *,
+    per_mid: int = 256,
 ) -> list[NewMid]:
-    """Record the opposite-stance leaves of this pass as conflicts of its new mids.
+    """Record the pass's later leaves that contradict its new mids, as live insertion would.
 
-    A leaf conflicts with a new mid when its stance is opposed to the mid's, it is on
-    the mid's topic (cosine to the centroid ≥ ``member_similarity``, the gate of
-    membership itself), κ allows it under the mid's type, and it came after the mid's
-    first evidence. That is what live insertion would have recorded had the mid
-    existed when the leaf arrived; ψ is minus the cosine, the mirror of a member's
-    support ψ. The mid's logit is then replayed over support and conflict evidence in
-    time order, and ``changed_at`` / ``changed_by`` are written.
+    Live insertion offers each new leaf to the existing mids near it; in a bulk pass the
+    mids did not exist yet when their later leaves arrived. So every leaf of the pass
+    that came after a new mid's first evidence, is κ-compatible with it, at least
+    ``similarity_floor`` similar and not already on it, is offered to it now: the judge
+    validates the pairs in one batch and the stance rule of
+    :func:`~personatree.insertion.stance_checked` applies, so an opposite stance on the
+    mid's topic is a conflict whatever the judge said. Each conflict (ψ ≤ −θ_conflict)
+    becomes a conflict edge dated at the leaf; the mid's logit is then replayed over
+    its support and conflict evidence in time order, and ``changed_at`` /
+    ``changed_by`` are written. At most ``per_mid`` nearest later leaves are offered to
+    one mid, which bounds the judge's work.
 
     Returns
     -------
@@ -171,31 +178,36 @@ def record_conflicts(
     """
     if not mids or not leaves:
         return list(mids)
-    stances = [node_stance(n) for n in leaves]
     firsts = np.array([n.t_first.timestamp() for n in leaves])
-    out: list[NewMid] = []
+    pairs: list[tuple[Node, Node, float]] = []
     for made in mids:
         mid = g.node(made.id)
         if mid.embedding is None:
-            out.append(made)
             continue
-        own = node_stance(mid)
         sims = vectors @ np.asarray(mid.embedding, dtype=np.float32)
-        hits = np.flatnonzero((sims >= cfg.member_similarity) & (firsts > mid.t_first.timestamp()))
-        added = 0
+        hits = np.flatnonzero((sims >= insertion.similarity_floor) & (firsts > mid.t_first.timestamp()))
+        hits = hits[np.argsort(-sims[hits], kind="stable")][:per_mid]
         for i in hits.tolist():
             leaf = leaves[i]
-            if (not opposed(stances[i], own) or leaf.id not in g or g.edge(leaf.id, mid.id) is not None
-                    or not registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)):
-                continue
-            psi = -float(min(1.0, max(0.0, sims[i])))
-            w = evidence_weight(psi, confidence.gamma)
-            g.add_edge(Edge(leaf.id, mid.id, EdgeKind.CONFLICT, psi, w,
-                            f"consolidation: {stances[i]} against a {own} pattern", leaf.t_first))
-            added += 1
-        if not added:
+            if (leaf.id in g and g.edge(leaf.id, mid.id) is None
+                    and registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)):
+                pairs.append((leaf, mid, float(sims[i])))
+    verdicts = judge.validate(pairs) if pairs else []
+    hit: set[str] = set()
+    for (leaf, mid, sim), v in zip(pairs, verdicts):
+        psi, _, reason = stance_checked(leaf, mid, sim, v.psi, v.label, v.reason, insertion)
+        if psi > -insertion.theta_conflict:
+            continue
+        w = evidence_weight(psi, confidence.gamma)
+        g.add_edge(Edge(leaf.id, mid.id, EdgeKind.CONFLICT, float(psi), float(w),
+                        f"consolidation: {reason}", leaf.t_first))
+        hit.add(mid.id)
+    out: list[NewMid] = []
+    for made in mids:
+        if made.id not in hit:
             out.append(made)
             continue
+        mid = g.node(made.id)
         _replay_evidence(g, mid, registry, confidence)
         refresh_change(g, mid.id)
         out.append(NewMid(made.id, made.schema_type, made.content, made.member_ids, mid.logit,
