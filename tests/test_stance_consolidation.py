@@ -199,8 +199,9 @@ def _stance_tree(db: str, hashing, registry) -> PersonaTree:
 def _run(tree: PersonaTree, stances: Sequence[str], cut: int) -> MemoryGraph:
     items = [{"messages": [{"role": "user", "content": f"{s}|preference: {_TEXTS[i % len(_TEXTS)]}"}],
               "at": T0 + timedelta(days=4 * i), "session_id": f"s{i}"} for i, s in enumerate(stances)]
-    tree.observe_many("u", items[:cut])
-    tree.consolidate("u", now=T0 + timedelta(days=4 * cut))
+    if cut:
+        tree.observe_many("u", items[:cut])
+        tree.consolidate("u", now=T0 + timedelta(days=4 * cut))
     for it in items[cut:]:
         tree.observe("u", it["messages"], at=it["at"], session_id=it["session_id"])
     tree.consolidate("u", now=T0 + timedelta(days=4 * len(items)))

@@ -9,7 +9,7 @@ The pass, in order, all read at one ``now``:
 1. prune roots whose confidence fell below θ_prune (their mids stay, loose);
 2. delete orphan leaves older than T_orphan (their observations stay in the log), and
    repair mids whose support holds both stances (an older tree or an import):
-   :func:`~personatree.consolidate.formation.separate_stances`;
+   :func:`~personatree.consolidate.conflicts.separate_stances`;
 3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
    passes the gates of :mod:`~personatree.consolidate.mids` into a mid; a cluster that
    holds both stances is split by stance first, one larger than its cohesion allows
@@ -17,10 +17,10 @@ The pass, in order, all read at one ``now``:
    the leftovers are clustered again until a round forms no mid, so the pass ends at a
    fixed point and a second pass at the same ``now`` plans nothing;
 4. record the pass's later opposite-stance leaves as conflicts of its new mids
-   (:func:`~personatree.consolidate.formation.record_conflicts`);
+   (:func:`~personatree.consolidate.conflicts.record_conflicts`);
 5. merge near-duplicate mids of one type and stance side;
 6. take changed mids off their roots, and remove roots left asserting fewer than
-   ``min_root_mids`` patterns (:func:`~personatree.consolidate.formation.retract_changed`);
+   ``min_root_mids`` patterns (:func:`~personatree.consolidate.conflicts.retract_changed`);
 7. cap each mid at K supporting leaves (counts survive);
 8. promote mids that meet the strict criteria of :mod:`~personatree.consolidate.promote`;
 9. list decays (information only; decay is lazy and nothing is written for it).
@@ -47,7 +47,8 @@ from .bounds import delete_stale_orphans, merge_mids, prune_roots, trim_mids
 from .clustering import ClusterParams, cluster_leaves
 from .distance import DistanceWeights, type_mismatch
 from ..stance import node_group
-from .formation import form_mid, promote_mids, record_conflicts, retract_changed, separate_stances, type_vectors
+from .conflicts import record_conflicts, retract_changed, separate_stances
+from .formation import form_mid, promote_mids, type_vectors
 from .mids import choose_mid_type, coalesce, cohesion, size_cap, unit
 from .plan import ClusterReport, ConsolidationPlan, Decay, NewMid, PlanDiff
 from .state import graph_diff, graph_digest
