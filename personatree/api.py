@@ -947,7 +947,7 @@ class PersonaTree:
             raise InputError("model must be a model name such as 'gpt-4o-mini'")
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise InputError("budget must be a positive integer")
-        lv = None if levels is None else [_level(x) for x in ensure_iterable(levels, "levels")]
+        lv = None if levels is None else _levels(levels)
         if self.config.tiering.tiers:
             from .tiering.search import tiered_recall
 
@@ -970,6 +970,20 @@ def _level(level: Level | str | None) -> Level | None:
         return Level(level)
     except ValueError:
         raise InputError(f"unknown level {level!r}; use leaf, mid or root") from None
+
+
+def _levels(levels: object) -> list[Level]:
+    """The levels a recall may draw from: a non-empty list of leaf/mid/root, no ``None``."""
+    out: list[Level] = []
+    for x in ensure_iterable(levels, "levels"):
+        if not isinstance(x, (str, Level)):
+            raise InputError(f"levels must hold leaf, mid or root, got {type(x).__name__}")
+        lv = _level(x)
+        assert lv is not None  # a str or Level never maps to None
+        out.append(lv)
+    if not out:
+        raise InputError("levels is empty; give at least one of leaf, mid or root, or leave it out")
+    return out
 
 
 def _obs_json(o: Observation) -> dict[str, Any]:
