@@ -24,7 +24,7 @@ import numpy as np
 
 from .clock import SystemClock
 from .config import PersonaTreeConfig
-from .errors import ConfigError, InputError, StaleStateError, UnknownUserError
+from .errors import ConfigError, InputError, StaleStateError, UnknownUserError, VacuumPendingError
 from .forgetting import forget_node
 from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
@@ -810,15 +810,45 @@ class PersonaTree:
         Raises
         ------
         UnknownUserError
+            If no data is stored for the user (and no vacuum of its deletion is pending).
+        VacuumPendingError
+            With ``vacuum``, if other connections were reading: the delete is committed
+            and the vacuum is pending; it completes on the next open of or write to the
+            store, or when this call is repeated once the store is free.
         """
         uid = self._uid(user_id)
+        marks_pending = hasattr(self.store, "vacuum_pending_for")
         with self._lock:
             if self.store.version(uid) == 0:
+                if vacuum and marks_pending and self.store.vacuum_pending_for(uid):
+                    # The rows went in an earlier call whose vacuum could not finish:
+                    # calling again finishes it instead of calling the user unknown.
+                    self._vacuum_after_delete(uid, lambda: self.store.vacuum())
+                    return
                 raise UnknownUserError(f"no data stored for user {uid!r}")
+            if vacuum and marks_pending:
+                # Delete and "vacuum pending" commit together, so a vacuum that cannot
+                # run now is finished by the next open or write of the store.
+                self._vacuum_after_delete(uid, lambda: self.store.delete_user(uid, vacuum=True))
+                return
             self.store.delete_user(uid)
             self._cache.pop(uid, None)
             if vacuum and hasattr(self.store, "vacuum"):
                 self.store.vacuum()
+
+    def _vacuum_after_delete(self, uid: str, run: Callable[[], None]) -> None:
+        try:
+            run()
+        except VacuumPendingError:
+            raise VacuumPendingError(
+                f"user {uid!r} is deleted (the delete is committed), but the vacuum that removes the "
+                "deleted text from the file and its write-ahead log is pending: other connections are "
+                "reading the store. It finishes by itself on the next open of or write to the store; "
+                f"or call delete_user({uid!r}, vacuum=True) or store.vacuum() again when they are done",
+                user_id=uid,
+            ) from None
+        finally:
+            self._cache.pop(uid, None)
 
     def rebuild(self, user_id: str) -> RebuildReport:
         """Replay the user's journal (observations, forgets, consolidations) into a fresh tree.
