@@ -868,6 +868,13 @@ class PersonaTree:
             fresh = self._replay(uid, events, observations)
 
             def work(graph: MemoryGraph) -> tuple[ChangeSet, RebuildReport]:
+                # Recall counters are access statistics, not tree state: the journal does
+                # not hold them, so a replay cannot produce them. They are carried over to
+                # the nodes that survive (same_as does not compare them either).
+                for n in fresh.nodes():
+                    if n.id in graph:
+                        old = graph.node(n.id)
+                        n.recall_count, n.t_access = old.recall_count, old.t_access
                 equal = graph.same_as(fresh)
                 new_edges = {(e.src, e.dst) for e in fresh.edges()}
                 change = ChangeSet(
