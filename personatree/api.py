@@ -24,7 +24,15 @@ import numpy as np
 
 from .clock import SystemClock
 from .config import PersonaTreeConfig
-from .errors import ConfigError, InputError, StaleStateError, UnknownUserError, VacuumPendingError
+from .errors import (
+    ConfigError,
+    InputError,
+    PersonaTreeError,
+    StaleStateError,
+    StoreError,
+    UnknownUserError,
+    VacuumPendingError,
+)
 from .forgetting import forget_node
 from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
@@ -905,7 +913,7 @@ class PersonaTree:
                 j = i
                 run: list[Observation] = []
                 while j < len(events) and events[j].kind == "observe":
-                    o = observations.get(str(events[j].payload["observation_id"]))
+                    o = observations.get(str(_journal_value(user_id, events[j], "observation_id")))
                     if o is not None:
                         run.append(o)
                     j += 1
@@ -913,11 +921,19 @@ class PersonaTree:
                 i = j
                 continue
             if ev.kind == "forget":
-                nid = str(ev.payload["node_id"])
+                nid = str(_journal_value(user_id, ev, "node_id"))
                 if nid in graph:
                     forget_node(graph, nid, self.config.confidence, cascade=bool(ev.payload.get("cascade")))
             elif ev.kind in _REPLAYERS:
-                _REPLAYERS[ev.kind](self, graph, ev)
+                try:
+                    _REPLAYERS[ev.kind](self, graph, ev)
+                except PersonaTreeError:
+                    raise
+                except (KeyError, TypeError, ValueError) as exc:
+                    # A damaged event (imports validate journals, older stores may not
+                    # have): a typed error that names it, not a bare KeyError.
+                    raise StoreError(f"journal event {ev.seq} ({ev.kind}) of user {user_id!r} cannot be "
+                                     f"replayed: {type(exc).__name__}: {exc}"[:400]) from None
             i += 1
         return graph
 
@@ -1007,6 +1023,14 @@ def _level(level: Level | str | None) -> Level | None:
         return Level(level)
     except ValueError:
         raise InputError(f"unknown level {level!r}; use leaf, mid or root") from None
+
+
+def _journal_value(user_id: str, event: JournalEvent, key: str) -> Any:
+    """A payload value the replay needs; a damaged event is a typed error naming it."""
+    if key not in event.payload:
+        raise StoreError(f"journal event {event.seq} ({event.kind}) of user {user_id!r} has no {key!r}: "
+                         "the journal is damaged and rebuild cannot replay it")
+    return event.payload[key]
 
 
 def _levels(levels: object) -> list[Level]:

@@ -259,6 +259,23 @@ def test_imported_journal_rebuilds(export_doc: dict[str, Any], hparts: Any, regi
         target.close()
 
 
+@pytest.mark.parametrize("event", [("forget", {}), ("observe", {}), ("consolidate", {"now": "soon"})])
+def test_rebuild_of_a_damaged_journal_is_a_typed_error(hparts: Any, registry: SchemaRegistry,
+                                                       event: tuple[str, dict[str, Any]]) -> None:
+    # A journal written before imports were validated may hold such an event.
+    from personatree.errors import StoreError
+    from personatree.ports import ChangeSet, JournalEvent
+
+    tree = make_tree("memory://", hparts, registry)
+    try:
+        tree.observe("ana", "I bake sourdough bread every weekend.", at=T0)
+        tree.store.commit(ChangeSet(user_id="ana", events=[JournalEvent(event[0], event[1], NOW)]))
+        with pytest.raises(StoreError, match="journal event"):
+            tree.rebuild("ana")
+    finally:
+        tree.close()
+
+
 # -- delete_user with vacuum on a busy store --------------------------------------------------
 
 
