@@ -258,7 +258,9 @@ cli_words = st.one_of(
 @pytest.fixture(scope="module")
 def cli_store(tmp_path_factory: pytest.TempPathFactory, parts: Any, registry: SchemaRegistry) -> Path:
     path = tmp_path_factory.mktemp("cli") / "cli.db"
-    tree = _tree(str(path), parts, registry)
+    # Opened as the CLI opens it, so the store records the hashing embedder and every
+    # command runs for real (with another embedder they would all stop at the mismatch).
+    tree = PersonaTree.open(path, PersonaTreeConfig(embedder="hashing:256"), clock=FixedClock(T0))
     tree.observe("ana", "I love spicy food.", at=T0)
     tree.close()
     return path
