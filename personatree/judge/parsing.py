@@ -272,7 +272,10 @@ def extract_json(text: str) -> tuple[Any, bool]:
     each top-level balanced ``{...}``/``[...]`` span (prose around JSON). Each candidate
     is parsed as is, then after repair (trailing commas, ``//`` comments, smart quotes,
     Python literals ``True``/``False``/``None``), then with unclosed brackets closed.
-    ``<think>...</think>`` blocks of reasoning models are dropped first.
+    ``<think>...</think>`` blocks of reasoning models are dropped first. An answer whose
+    brackets nest deeper than ``MAX_ANSWER_DEPTH`` is refused before parsing, and
+    ``NaN``/``Infinity`` (not JSON, though Python's parser reads them) make a candidate
+    unparseable, so no hostile answer can raise anything but :class:`AnswerError`.
 
     Parameters
     ----------
