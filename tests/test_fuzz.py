@@ -656,7 +656,8 @@ class Reseeded:
     """A tree that is built afresh every ``every`` uses (accepted writes accumulate)."""
 
     def __init__(self, make: Callable[[], PersonaTree], every: int = RESEED_EVERY) -> None:
-        self._make, self._every, self._uses, self._tree = make, every, 0, None  # type: PersonaTree | None
+        self._make, self._every, self._uses = make, every, 0
+        self._tree: PersonaTree | None = None
 
     def get(self) -> PersonaTree:
         if self._tree is None or self._uses >= self._every:
