@@ -12,7 +12,9 @@ tool error at the CLI and MCP edges) escapes; a refused call writes nothing (sto
 hangs (each runs under a wall-clock alarm). The number of inputs tried is printed.
 
 Trees use the ``HashingEmbedder`` with the real offline judge so hundreds of inputs run
-in seconds; the CLI opens trees as a user would (packaged model, loaded once).
+in seconds; the CLI opens stores that record the hashing embedder, as a user's would.
+The slow part (``-m slow``, at the end) tries over ten thousand hostile calls on the API,
+the MCP tools, the CLI and imports of forged journals (``FUZZ_SLOW_SCALE`` scales it).
 """
 
 from __future__ import annotations
