@@ -703,12 +703,12 @@ def mcp(
             raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
         if lock_user and not user:
             raise ConfigError("--lock-user needs --user")
-        path = store_file(store)
-        is_new = path is not None and not path.expanduser().exists()
+        store_path = store_file(store)
+        is_new = store_path is not None and not store_path.expanduser().exists()
         tree = open_tree(store, must_exist=False, create_dirs=create)
         if is_new:
             # A server runs unattended: say that it starts on an empty memory.
-            err_console.print(f"personatree: created a new, empty store at {path}", highlight=False,
+            err_console.print(f"personatree: created a new, empty store at {store_path}", highlight=False,
                               markup=False)
         try:
             build_server(tree, default_user=user, lock_user=lock_user)  # fail early on a missing SDK
