@@ -24,7 +24,15 @@ import numpy as np
 
 from .clock import SystemClock
 from .config import PersonaTreeConfig
-from .errors import ConfigError, InputError, StaleStateError, UnknownUserError
+from .errors import (
+    ConfigError,
+    InputError,
+    PersonaTreeError,
+    StaleStateError,
+    StoreError,
+    UnknownUserError,
+    VacuumPendingError,
+)
 from .forgetting import forget_node
 from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
@@ -810,15 +818,45 @@ class PersonaTree:
         Raises
         ------
         UnknownUserError
+            If no data is stored for the user (and no vacuum of its deletion is pending).
+        VacuumPendingError
+            With ``vacuum``, if other connections were reading: the delete is committed
+            and the vacuum is pending; it completes on the next open of or write to the
+            store, or when this call is repeated once the store is free.
         """
         uid = self._uid(user_id)
+        marks_pending = hasattr(self.store, "vacuum_pending_for")
         with self._lock:
             if self.store.version(uid) == 0:
+                if vacuum and marks_pending and self.store.vacuum_pending_for(uid):
+                    # The rows went in an earlier call whose vacuum could not finish:
+                    # calling again finishes it instead of calling the user unknown.
+                    self._vacuum_after_delete(uid, lambda: self.store.vacuum())
+                    return
                 raise UnknownUserError(f"no data stored for user {uid!r}")
+            if vacuum and marks_pending:
+                # Delete and "vacuum pending" commit together, so a vacuum that cannot
+                # run now is finished by the next open or write of the store.
+                self._vacuum_after_delete(uid, lambda: self.store.delete_user(uid, vacuum=True))
+                return
             self.store.delete_user(uid)
             self._cache.pop(uid, None)
             if vacuum and hasattr(self.store, "vacuum"):
                 self.store.vacuum()
+
+    def _vacuum_after_delete(self, uid: str, run: Callable[[], None]) -> None:
+        try:
+            run()
+        except VacuumPendingError:
+            raise VacuumPendingError(
+                f"user {uid!r} is deleted (the delete is committed), but the vacuum that removes the "
+                "deleted text from the file and its write-ahead log is pending: other connections are "
+                "reading the store. It finishes by itself on the next open of or write to the store; "
+                f"or call delete_user({uid!r}, vacuum=True) or store.vacuum() again when they are done",
+                user_id=uid,
+            ) from None
+        finally:
+            self._cache.pop(uid, None)
 
     def rebuild(self, user_id: str) -> RebuildReport:
         """Replay the user's journal (observations, forgets, consolidations) into a fresh tree.
@@ -838,6 +876,13 @@ class PersonaTree:
             fresh = self._replay(uid, events, observations)
 
             def work(graph: MemoryGraph) -> tuple[ChangeSet, RebuildReport]:
+                # Recall counters are access statistics, not tree state: the journal does
+                # not hold them, so a replay cannot produce them. They are carried over to
+                # the nodes that survive (same_as does not compare them either).
+                for n in fresh.nodes():
+                    if n.id in graph:
+                        old = graph.node(n.id)
+                        n.recall_count, n.t_access = old.recall_count, old.t_access
                 equal = graph.same_as(fresh)
                 new_edges = {(e.src, e.dst) for e in fresh.edges()}
                 change = ChangeSet(
@@ -868,7 +913,7 @@ class PersonaTree:
                 j = i
                 run: list[Observation] = []
                 while j < len(events) and events[j].kind == "observe":
-                    o = observations.get(str(events[j].payload["observation_id"]))
+                    o = observations.get(str(_journal_value(user_id, events[j], "observation_id")))
                     if o is not None:
                         run.append(o)
                     j += 1
@@ -876,11 +921,19 @@ class PersonaTree:
                 i = j
                 continue
             if ev.kind == "forget":
-                nid = str(ev.payload["node_id"])
+                nid = str(_journal_value(user_id, ev, "node_id"))
                 if nid in graph:
                     forget_node(graph, nid, self.config.confidence, cascade=bool(ev.payload.get("cascade")))
             elif ev.kind in _REPLAYERS:
-                _REPLAYERS[ev.kind](self, graph, ev)
+                try:
+                    _REPLAYERS[ev.kind](self, graph, ev)
+                except PersonaTreeError:
+                    raise
+                except (KeyError, TypeError, ValueError) as exc:
+                    # A damaged event (imports validate journals, older stores may not
+                    # have): a typed error that names it, not a bare KeyError.
+                    raise StoreError(f"journal event {ev.seq} ({ev.kind}) of user {user_id!r} cannot be "
+                                     f"replayed: {type(exc).__name__}: {exc}"[:400]) from None
             i += 1
         return graph
 
@@ -947,7 +1000,7 @@ class PersonaTree:
             raise InputError("model must be a model name such as 'gpt-4o-mini'")
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise InputError("budget must be a positive integer")
-        lv = None if levels is None else [_level(x) for x in ensure_iterable(levels, "levels")]
+        lv = None if levels is None else _levels(levels)
         if self.config.tiering.tiers:
             from .tiering.search import tiered_recall
 
@@ -970,6 +1023,28 @@ def _level(level: Level | str | None) -> Level | None:
         return Level(level)
     except ValueError:
         raise InputError(f"unknown level {level!r}; use leaf, mid or root") from None
+
+
+def _journal_value(user_id: str, event: JournalEvent, key: str) -> Any:
+    """A payload value the replay needs; a damaged event is a typed error naming it."""
+    if key not in event.payload:
+        raise StoreError(f"journal event {event.seq} ({event.kind}) of user {user_id!r} has no {key!r}: "
+                         "the journal is damaged and rebuild cannot replay it")
+    return event.payload[key]
+
+
+def _levels(levels: object) -> list[Level]:
+    """The levels a recall may draw from: a non-empty list of leaf/mid/root, no ``None``."""
+    out: list[Level] = []
+    for x in ensure_iterable(levels, "levels"):
+        if not isinstance(x, (str, Level)):
+            raise InputError(f"levels must hold leaf, mid or root, got {type(x).__name__}")
+        lv = _level(x)
+        assert lv is not None  # a str or Level never maps to None
+        out.append(lv)
+    if not out:
+        raise InputError("levels is empty; give at least one of leaf, mid or root, or leave it out")
+    return out
 
 
 def _obs_json(o: Observation) -> dict[str, Any]:

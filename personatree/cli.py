@@ -7,7 +7,9 @@ non-zero exit, never a traceback. Long ingestions show a progress bar on stderr,
 so that stdout stays clean for ``--json``.
 
 Commands that only read refuse a store file that does not exist (instead of
-creating an empty one); ``observe``, ``import``, ``demo`` and ``mcp`` create it.
+creating an empty one); ``observe``, ``import``, ``demo`` and ``mcp`` create it, in
+a folder that exists: a store path whose folder is missing is refused as a likely typo
+unless ``--create`` asks for the folders to be made.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ StoreOpt = typer.Option(
     help="SQLite file or store URL (env PERSONATREE_STORE).",
 )
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts.")
+CreateOpt = typer.Option(
+    False, "--create",
+    help="Create the store's missing folders. Without it a new store is created only in a folder "
+         "that exists, so a mistyped --store path is an error rather than a new empty memory.",
+)
 
 
 @contextlib.contextmanager
@@ -79,7 +86,7 @@ def store_file(store: str) -> Path | None:
     return None
 
 
-def open_tree(store: str, *, must_exist: bool = True) -> Any:
+def open_tree(store: str, *, must_exist: bool = True, create_dirs: bool = False) -> Any:
     """Open a PersonaTree on ``store`` (imported lazily: the model loads only when needed).
 
     Parameters
@@ -88,15 +95,21 @@ def open_tree(store: str, *, must_exist: bool = True) -> Any:
         A SQLite path, ``sqlite:///file.db``, ``memory://`` or another store URL.
     must_exist : bool
         Refuse a SQLite file that does not exist yet (commands that only read).
+    create_dirs : bool
+        Create the missing folders of a new SQLite file (``--create``); without it a
+        new file is created only in a folder that exists.
 
     Raises
     ------
     StoreError
-        If ``must_exist`` and the file is missing.
+        If ``must_exist`` and the file is missing, or the file's folder is missing and
+        ``create_dirs`` is not set.
     """
     path = store_file(store)
     if must_exist and path is not None and not path.exists():
         raise StoreError(f"no store at {path} (give --store or set PERSONATREE_STORE)")
+    if path is not None and not path.exists():
+        _check_folder(path.expanduser(), create_dirs)
     from .api import PersonaTree
     from .config import PersonaTreeConfig
     from .store import open_store
@@ -116,6 +129,22 @@ def open_tree(store: str, *, must_exist: bool = True) -> Any:
     except BaseException:
         st.close()
         raise
+
+
+def _check_folder(path: Path, create: bool) -> None:
+    """Refuse (or with ``create``, make) the missing folder of a new store file."""
+    folder = path.parent
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise StoreError(f"cannot create the store {path}: {folder} is not a folder")
+    if not create:
+        raise StoreError(f"the folder {folder} does not exist, so there is no store at {path}; check the "
+                         "--store path, or pass --create to create the folder and a new store")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder {folder}: {exc}") from None
 
 
 def _recorded_embedder(st: Any) -> str | None:
@@ -188,7 +217,7 @@ def _read_interactions(source: str) -> list[dict[str, Any]]:
         elif text.startswith("{") and "\n" not in text:
             data = [orjson.loads(text)]
         else:
-            data = [orjson.loads(line) for line in text.splitlines() if line.strip()]
+            data = [obj for _, obj in json_lines(text, "stdin" if source == "-" else source)]
     except orjson.JSONDecodeError as exc:
         raise InputError(f"input is not JSON or JSONL: {exc}") from None
     items: list[dict[str, Any]] = []
@@ -201,6 +230,25 @@ def _read_interactions(source: str) -> list[dict[str, Any]]:
         else:
             raise InputError(f"item {i} is neither an interaction with 'messages' nor a message")
     return items
+
+
+def json_lines(text: str, source: str) -> list[tuple[int, Any]]:
+    """The JSON value of every non-blank line of a JSONL text, with its line number.
+
+    Raises
+    ------
+    InputError
+        Naming the file's real line (counted from 1) and the column within it.
+    """
+    out: list[tuple[int, Any]] = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((line_no, orjson.loads(line)))
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{source} line {line_no}, column {exc.colno}: not JSON ({exc.msg})") from None
+    return out
 
 
 def _read_file(path: str) -> str:
@@ -216,6 +264,7 @@ def observe(
     source: str = typer.Argument("-", help="JSON/JSONL file of interactions or messages; '-' for stdin."),
     store: str = StoreOpt,
     as_json: bool = JsonOpt,
+    create: bool = CreateOpt,
 ) -> None:
     """Record interactions (JSON list, JSONL, or messages) for USER.
 
@@ -224,7 +273,7 @@ def observe(
     """
     with errors():
         items = _read_interactions(source)
-        tree = open_tree(store, must_exist=False)
+        tree = open_tree(store, must_exist=False, create_dirs=create)
         try:
             with progress_bar(len(items), "observing") as update:
                 reports = tree.observe_many(user, items, batch_size=_BATCH, progress=update)
@@ -484,8 +533,7 @@ def chat_export_interactions(text: str, *, source: str = "input") -> tuple[list[
         if stripped.startswith("["):
             conversations = list(enumerate(orjson.loads(stripped), start=1))
         else:
-            conversations = [(i, orjson.loads(line)) for i, line in enumerate(text.splitlines(), start=1)
-                             if line.strip()]
+            conversations = json_lines(text, source)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{source} is not JSONL of conversations: {exc}") from None
     items: list[dict[str, Any]] = []
@@ -539,6 +587,7 @@ def import_(
     source: str = typer.Argument(..., help="Chat export: JSONL, one conversation per line; '-' for stdin."),
     store: str = StoreOpt,
     as_json: bool = JsonOpt,
+    create: bool = CreateOpt,
 ) -> None:
     """Import an OpenAI-style chat export (JSONL of {"messages": [...]}) as USER's interactions."""
     with errors():
@@ -546,7 +595,7 @@ def import_(
         items, counts = chat_export_interactions(text, source=source)
         if not items:
             raise InputError(f"{source} has no user messages to import")
-        tree = open_tree(store, must_exist=False)
+        tree = open_tree(store, must_exist=False, create_dirs=create)
         try:
             with progress_bar(len(items), f"importing {counts['conversations']} conversations") as update:
                 reports = tree.observe_many(user, items, batch_size=_BATCH, progress=update)
@@ -639,8 +688,13 @@ def mcp(
     path: str = typer.Option("/mcp", help="HTTP endpoint path."),
     budget: int | None = typer.Option(None, "--budget", "-b", min=1, help="Default recall token budget."),
     store: str = StoreOpt,
+    create: bool = CreateOpt,
 ) -> None:
-    """Serve the memory to agents over MCP (tools: remember, recall, explain, profile, forget)."""
+    """Serve the memory to agents over MCP (tools: remember, recall, explain, profile, forget).
+
+    A --store file that does not exist is created (in a folder that exists; --create also
+    makes missing folders) and announced on stderr.
+    """
     from .errors import ConfigError
     from .mcp_server import build_server, run_server
 
@@ -649,7 +703,13 @@ def mcp(
             raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
         if lock_user and not user:
             raise ConfigError("--lock-user needs --user")
-        tree = open_tree(store, must_exist=False)
+        store_path = store_file(store)
+        is_new = store_path is not None and not store_path.expanduser().exists()
+        tree = open_tree(store, must_exist=False, create_dirs=create)
+        if is_new:
+            # A server runs unattended: say that it starts on an empty memory.
+            err_console.print(f"personatree: created a new, empty store at {store_path}", highlight=False,
+                              markup=False)
         try:
             build_server(tree, default_user=user, lock_user=lock_user)  # fail early on a missing SDK
             if transport == "http":

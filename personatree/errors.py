@@ -15,6 +15,7 @@ so a caller can catch one type at the edge of its application::
     ├── InvariantError              a mutation would break the tree invariants
     ├── StoreError                  the storage backend failed
     │   ├── StoreBusyError          the store stayed locked past the configured wait
+    │   │   └── VacuumPendingError  a delete is committed; its vacuum waits for a free store
     │   ├── StaleStateError         a write or plan was based on an out-of-date tree
     │   └── MigrationError          the store's schema version cannot be used
     ├── EmbedderError               the embedding model could not be loaded or run
@@ -44,6 +45,7 @@ __all__ = [
     "InvariantError",
     "StoreError",
     "StoreBusyError",
+    "VacuumPendingError",
     "StaleStateError",
     "MigrationError",
     "EmbedderError",
@@ -137,6 +139,22 @@ class StoreError(PersonaTreeError):
 
 class StoreBusyError(StoreError):
     """The store stayed locked by another writer past the configured wait."""
+
+
+class VacuumPendingError(StoreBusyError):
+    """A deletion is committed, but the vacuum that removes its bytes from disk could not
+    run because other connections were reading; it is recorded as pending and finishes on
+    the next open, write or ``vacuum()`` of the store once it is free.
+
+    Attributes
+    ----------
+    user_id : str or None
+        The user whose rows were deleted (``None`` for a plain ``vacuum()`` call).
+    """
+
+    def __init__(self, message: str, *, user_id: str | None = None) -> None:
+        super().__init__(message)
+        self.user_id = user_id
 
 
 class StaleStateError(StoreError):

@@ -24,6 +24,8 @@ __all__ = [
     "parse_messages",
     "parse_time",
     "parse_metadata",
+    "MAX_METADATA_DEPTH",
+    "MAX_METADATA_BYTES",
     "observation_id_for",
     "build_observation",
     "check_query",
@@ -135,16 +137,76 @@ def _parse_time(value: object, what: str) -> datetime:
     raise InputError(f"{what} must be a datetime or ISO-8601 string, got {type(value).__name__}")
 
 
-def parse_metadata(value: object) -> dict[str, Any]:
-    """Metadata must be a JSON-serializable mapping with string keys."""
+# Metadata is stored as JSON next to the observation and read back by every export,
+# checksum and migration, which nest it a few levels deeper: a depth far below the JSON
+# encoder's own limit (254) keeps all of those working. The size limit is twice the
+# longest message: metadata annotates an interaction, it is not a second content field.
+MAX_METADATA_DEPTH = 32
+MAX_METADATA_BYTES = 64_000
+
+
+def _metadata_problem(value: object, max_depth: int) -> str | None:
+    """What makes ``value`` unfit to be stored as JSON and read back unchanged, if anything.
+
+    Iterative, so a hostile value cannot exhaust the recursion limit while being checked.
+    """
+    stack: list[tuple[object, int, str]] = [(value, 1, "metadata")]
+    seen: set[int] = set()
+    while stack:
+        obj, depth, where = stack.pop()
+        if isinstance(obj, (Mapping, list, tuple)):
+            if depth > max_depth:
+                return f"{where} nests deeper than {max_depth} levels"
+            if id(obj) in seen:
+                return f"{where} refers to itself"
+            seen.add(id(obj))
+            if isinstance(obj, Mapping):
+                for k, v in obj.items():
+                    if not isinstance(k, str):
+                        return f"{where} has a key of type {type(k).__name__}; keys must be strings"
+                    stack.append((v, depth + 1, f"{where}.{k[:40]}"))
+            else:
+                stack.extend((v, depth + 1, f"{where}[{i}]") for i, v in enumerate(obj))
+        elif isinstance(obj, float) and not math.isfinite(obj):
+            return f"{where} is {obj!r}; JSON holds finite numbers only"
+        elif isinstance(obj, bool) or obj is None or isinstance(obj, (str, int, float)):
+            continue
+        else:
+            return f"{where} is a {type(obj).__name__}, which JSON cannot hold"
+    return None
+
+
+def parse_metadata(
+    value: object, *, max_depth: int = MAX_METADATA_DEPTH, max_bytes: int = MAX_METADATA_BYTES
+) -> dict[str, Any]:
+    """Check caller metadata and return the JSON form it will be stored and read back as.
+
+    Metadata must be a mapping with string keys whose values JSON can hold exactly:
+    strings, integers within 64 bits, finite floats, booleans, ``None``, lists and
+    mappings, nested at most ``max_depth`` levels and at most ``max_bytes`` bytes as
+    JSON. Anything else is refused here, before anything is stored, because it could
+    not be read back (NaN would turn into ``null``, a deep value breaks export and
+    checksums later).
+
+    Raises
+    ------
+    InputError
+        Naming what is wrong and where.
+    """
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise InputError(f"metadata must be a mapping, got {type(value).__name__}")
+    problem = _metadata_problem(value, max_depth)
+    if problem is not None:
+        raise InputError(problem)
     try:
-        return orjson.loads(orjson.dumps(dict(value)))
+        encoded = orjson.dumps(dict(value))
     except (TypeError, orjson.JSONEncodeError) as exc:
         raise InputError(f"metadata is not JSON-serializable: {exc}") from None
+    if len(encoded) > max_bytes:
+        raise InputError(f"metadata is {len(encoded):,} bytes as JSON; the limit is {max_bytes:,}")
+    return orjson.loads(encoded)
 
 
 def observation_id_for(user_id: str, session_id: str, at: datetime, messages: Sequence[Message]) -> str:

@@ -184,7 +184,9 @@ def build_server(
         evidence with confidence and sources) and the `tokens` used.
         """
         uid = who(user_id)
-        rec = tree.recall(uid, query, budget=budget or default_budget)
+        # Only a missing budget takes the server's default: 0 or a negative budget is the
+        # caller's mistake and gets the API's InputError, not a silent replacement.
+        rec = tree.recall(uid, query, budget=default_budget if budget is None else budget)
         data = rec.to_dict()
         data.pop("trace", None)  # the packer's trace is for debugging, not for the model's context
         data["user_id"] = uid
@@ -224,7 +226,54 @@ def build_server(
         rep = tree.forget(uid, node_id, cascade=cascade)
         return {"user_id": uid, "removed": list(rep.removed), "changed": list(rep.changed)}
 
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: Any) -> None:
+    """Make every tool refuse arguments it does not declare.
+
+    The SDK validates tool arguments with a pydantic model that ignores unknown keys, so
+    a misspelt argument (``bugdet``) would be dropped silently and the call would run
+    with the default. Each tool's argument model is replaced by a subclass that refuses
+    them, naming the argument and the ones the tool takes, and the advertised input
+    schema says ``additionalProperties: false``.
+
+    Raises
+    ------
+    ConfigError
+        If this SDK version keeps its tools where this function cannot find them (so
+        the server is never built without the check).
+    """
+    from pydantic import ConfigDict, model_validator
+
+    tools = getattr(getattr(server, "_tool_manager", None), "_tools", None)
+    if not isinstance(tools, dict) or not tools:
+        raise ConfigError("this mcp SDK version keeps its tools where personatree cannot check their arguments")
+    for name, tool in tools.items():
+        meta = getattr(tool, "fn_metadata", None)
+        base = getattr(meta, "arg_model", None)
+        if not (isinstance(base, type) and issubclass(base, BaseModel)):
+            raise ConfigError(f"cannot check the arguments of MCP tool {name!r} with this mcp SDK version")
+        allowed = tuple(f.alias or k for k, f in base.model_fields.items())
+
+        def refuse(cls: type, data: Any, _allowed: tuple[str, ...] = allowed, _name: str = name) -> Any:
+            if isinstance(data, dict):
+                unknown = sorted(str(k) for k in data if k not in _allowed)
+                if unknown:
+                    raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} "
+                                     f"{', '.join(map(repr, unknown))}; {_name} takes {', '.join(_allowed)}")
+            return data
+
+        strict = type(base.__name__, (base,), {
+            "__module__": base.__module__,
+            "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),  # type: ignore[typeddict-item]
+            "_refuse_unknown": model_validator(mode="before")(classmethod(refuse)),
+        })
+        meta.arg_model = strict
+        params = getattr(tool, "parameters", None)
+        if isinstance(params, dict):
+            params["additionalProperties"] = False
 
 
 def _jsonable(value: Any) -> Any:

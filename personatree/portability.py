@@ -36,7 +36,7 @@ import orjson
 
 from .errors import InputError, PersonaTreeError, SchemaError, StoreError
 from .graph import MemoryGraph
-from .inputs import check_id, parse_messages, parse_metadata
+from .inputs import MAX_METADATA_BYTES, check_id, parse_messages, parse_metadata
 from .ports import ChangeSet, JournalEvent
 from .types import Edge, EdgeKind, Level, Node, Observation, Provenance, utc
 
@@ -246,11 +246,17 @@ def _time(value: object, where: str) -> datetime:
         raise InputError(f"{where} is out of range") from None
 
 
-def _json_object(value: object, where: str) -> dict[str, Any]:
+def _json_object(value: object, where: str, *, max_bytes: int = MAX_EXPORT_BYTES) -> dict[str, Any]:
+    """A JSON object that can be stored and read back (see :func:`~personatree.inputs.parse_metadata`).
+
+    Node attributes and journal payloads are written by the library and grow with a
+    cluster (a mid lists its days), so only the export's own size bounds them; caller
+    metadata keeps the limit ``observe`` applies.
+    """
     if not isinstance(value, Mapping):
         raise InputError(f"{where} must be an object, got {type(value).__name__}")
     try:
-        return parse_metadata(value)
+        return parse_metadata(value, max_bytes=max_bytes)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
 
@@ -291,7 +297,7 @@ def _observation(item: object, i: int, user_id: str, tree: "PersonaTree") -> Obs
         session_id=_text(_field(o, "session_id", where), f"{where}.session_id"),
         at=_time(_field(o, "at", where), f"{where}.at"),
         messages=messages,
-        metadata=_json_object(_field(o, "metadata", where), f"{where}.metadata"),
+        metadata=_json_object(_field(o, "metadata", where), f"{where}.metadata", max_bytes=MAX_METADATA_BYTES),
         seq=_int(_field(o, "seq", where), f"{where}.seq"),
     )
 
@@ -378,7 +384,7 @@ def _edge(item: object, i: int) -> Edge:
     )
 
 
-def _event(item: object, i: int) -> JournalEvent:
+def _event(item: object, i: int, tree: "PersonaTree") -> JournalEvent:
     where = f"journal[{i}]"
     e = _obj(item, where)
     extra = set(e) - {"seq", "kind", "payload", "at"}
@@ -387,12 +393,98 @@ def _event(item: object, i: int) -> JournalEvent:
     kind = _text(_field(e, "kind", where), f"{where}.kind")
     if not kind:
         raise InputError(f"{where}.kind is empty")
+    payload = _json_object(_field(e, "payload", where), f"{where}.payload")
+    _check_payload(kind, payload, f"{where}.payload", tree)
     return JournalEvent(
         kind=kind,
-        payload=_json_object(_field(e, "payload", where), f"{where}.payload"),
+        payload=payload,
         at=_time(_field(e, "at", where), f"{where}.at"),
         seq=_int(_field(e, "seq", where), f"{where}.seq"),
     )
+
+
+# -- journal payloads ---------------------------------------------------------------------
+#
+# ``rebuild`` replays the journal, so an imported event must carry what its replayer
+# reads, with the right types; a forged event would otherwise make every later rebuild
+# of the user fail. Keys are checked exactly (the writers' own keys, nothing else), so
+# what imports is what this version writes and replays (a consolidation's plan summary
+# excepted, see below).
+
+
+def _payload_keys(payload: Mapping[str, Any], where: str, required: set[str], optional: set[str] | None) -> None:
+    """Required keys present; with ``optional`` given, no key outside the two sets."""
+    missing = required - set(payload)
+    if missing:
+        raise InputError(f"{where} has no {', '.join(repr(k) for k in sorted(missing))}")
+    extra = set() if optional is None else set(payload) - required - optional
+    if extra:
+        raise InputError(f"{where} has unknown fields {sorted(extra)}")
+
+
+def _observe_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+    _payload_keys(payload, where, {"observation_id"}, set())
+    check_id(payload["observation_id"], f"{where}.observation_id", tree.config.limits)
+
+
+def _forget_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+    _payload_keys(payload, where, {"node_id"}, {"cascade"})
+    check_id(payload["node_id"], f"{where}.node_id", tree.config.limits)
+    if not isinstance(payload.get("cascade", False), bool):
+        raise InputError(f"{where}.cascade must be true or false")
+
+
+def _consolidate_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+    from pydantic import ValidationError
+
+    from .config import ConsolidationConfig
+
+    # A consolidation's payload also summarises the plan (counts, digest), which grows
+    # with the planner; the replayer reads only ``now`` and ``config``, so only those are pinned.
+    _payload_keys(payload, where, {"now"}, None)
+    _time(payload["now"], f"{where}.now")
+    raw = payload.get("config")
+    if raw is None:
+        return
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{where}.config must be an object, got {type(raw).__name__}")
+    # The replayer keeps the fields this version knows (older exports lack new ones).
+    known = {k: v for k, v in raw.items() if k in ConsolidationConfig.model_fields}
+    try:
+        ConsolidationConfig(**known)
+    except (ValidationError, PersonaTreeError, TypeError, ValueError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        detail = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
+        raise InputError(f"{where}.config is not a valid consolidation configuration: {detail[:200]}") from None
+
+
+def _delete_observation_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+    _payload_keys(payload, where, {"observation_id"}, set())
+    check_id(payload["observation_id"], f"{where}.observation_id", tree.config.limits)
+
+
+_PAYLOAD_CHECKS = {
+    "observe": _observe_payload,
+    "forget": _forget_payload,
+    "consolidate": _consolidate_payload,
+    "delete_observation": _delete_observation_payload,
+}
+
+
+def _check_payload(kind: str, payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+    """Refuse a journal event this version could not replay."""
+    from .api import _REPLAYERS
+
+    check = _PAYLOAD_CHECKS.get(kind)
+    if check is not None:
+        try:
+            check(payload, where, tree)
+        except InputError as exc:
+            raise InputError(str(exc)) from None
+        return
+    if kind not in _REPLAYERS:
+        known = sorted(set(_PAYLOAD_CHECKS) | set(_REPLAYERS))
+        raise InputError(f"{where}: unknown journal event kind {kind[:40]!r}; this version knows {known}")
 
 
 def _increasing(seqs: Sequence[int], what: str) -> None:
@@ -473,7 +565,7 @@ def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
             raise type(exc)(f"edges[{i}]: {exc}") from None
     graph.check()
 
-    events = tuple(_event(e, i) for i, e in enumerate(_list(_field(top, "journal", "export"), "export.journal")))
+    events = tuple(_event(e, i, tree) for i, e in enumerate(_list(_field(top, "journal", "export"), "export.journal")))
     _increasing([e.seq for e in events], "journal")
     return DecodedExport(uid, embedder, observations, graph, events)
 

@@ -12,7 +12,9 @@ tool error at the CLI and MCP edges) escapes; a refused call writes nothing (sto
 hangs (each runs under a wall-clock alarm). The number of inputs tried is printed.
 
 Trees use the ``HashingEmbedder`` with the real offline judge so hundreds of inputs run
-in seconds; the CLI opens trees as a user would (packaged model, loaded once).
+in seconds; the CLI opens stores that record the hashing embedder, as a user's would.
+The slow part (``-m slow``, at the end) tries over ten thousand hostile calls on the API,
+the MCP tools, the CLI and imports of forged journals (``FUZZ_SLOW_SCALE`` scales it).
 """
 
 from __future__ import annotations
@@ -258,7 +260,9 @@ cli_words = st.one_of(
 @pytest.fixture(scope="module")
 def cli_store(tmp_path_factory: pytest.TempPathFactory, parts: Any, registry: SchemaRegistry) -> Path:
     path = tmp_path_factory.mktemp("cli") / "cli.db"
-    tree = _tree(str(path), parts, registry)
+    # Opened as the CLI opens it, so the store records the hashing embedder and every
+    # command runs for real (with another embedder they would all stop at the mismatch).
+    tree = PersonaTree.open(path, PersonaTreeConfig(embedder="hashing:256"), clock=FixedClock(T0))
     tree.observe("ana", "I love spicy food.", at=T0)
     tree.close()
     return path
@@ -584,3 +588,288 @@ def test_redactor_examples_and_errors() -> None:
     with pytest.raises(ConfigError):
         Redactor(custom=lambda t: None)("x")  # type: ignore[arg-type, return-value]
     _count("redact")
+
+
+# -- the slow run: ten thousand hostile calls -------------------------------------------------
+#
+# The same three edges (API, CLI, MCP) with far more inputs, plus the hostile values an
+# adversarial run found open: metadata nested past the encoder's limit or too large or
+# non-finite, ``levels`` holding ``None``, budgets of 0, unknown tool arguments, forged
+# journal events on import. Trees use the HashingEmbedder on in-memory stores (the CLI on
+# a SQLite file that records the hashing embedder, so no model loads) and are re-seeded
+# every few hundred calls, so that accepted writes do not make later calls slower.
+# ``FUZZ_SLOW_SCALE`` scales every count (1.0 = the figures in SECURITY.md).
+
+SLOW_SCALE = float(os.environ.get("FUZZ_SLOW_SCALE", "1.0"))
+SLOW_EXAMPLES = {"api": 6500, "mcp": 2600, "cli": 500, "import": 600}
+RESEED_EVERY = 400
+
+
+def _slow(kind: str) -> int:
+    return max(1, int(SLOW_EXAMPLES[kind] * SLOW_SCALE))
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = {"k": value}
+    return value
+
+
+hostile_metadata = st.one_of(
+    st.none(), anything, st.integers(1, 300).map(_nested),
+    st.integers(60_000, 70_000).map(lambda n: {"blob": "x" * n}),
+    st.sampled_from([{"n": math.nan}, {"n": math.inf}, {"n": [1.0, -math.inf]}, {"n": 2**70}, {1: "k"},
+                     {"s": {1, 2}}, {"b": b"raw"}, {"t": (1, 2)}, {"ok": "fine"}]),
+)
+hostile_levels = st.one_of(
+    st.none(), st.lists(st.one_of(st.sampled_from(["leaf", "mid", "root", None, "", "LEAF", 0]), anything),
+                        max_size=3), anything,
+)
+hostile_budget = st.one_of(st.none(), st.integers(-5, 3000), st.sampled_from([0, -1, 1, 2**63, True]),
+                           st.floats(allow_nan=True), anything)
+
+SLOW_API_CALLS = {
+    **API_CALLS,
+    "observe": st.fixed_dictionaries({"user_id": user_ids, "messages": messages, "at": times,
+                                      "session_id": st.one_of(st.none(), anything),
+                                      "observation_id": st.one_of(st.none(), anything),
+                                      "metadata": hostile_metadata}),
+    "observe_many": st.fixed_dictionaries({
+        "user_id": user_ids,
+        "interactions": st.lists(st.one_of(
+            st.fixed_dictionaries({"messages": messages, "at": times, "metadata": hostile_metadata}),
+            anything), max_size=3),
+        "batch_size": st.one_of(st.just(256), anything)}),
+    "recall": st.fixed_dictionaries({"user_id": user_ids, "query": st.one_of(st.text(max_size=60), anything),
+                                     "budget": hostile_budget, "model": st.one_of(st.none(), anything),
+                                     "levels": hostile_levels}),
+    "profile": st.fixed_dictionaries({"user_id": user_ids, "budget": hostile_budget}),
+    "delete_observation": st.fixed_dictionaries({"user_id": user_ids,
+                                                 "observation_id": st.one_of(st.just("obs_missing"), anything)}),
+    "confidence": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids, "at": times}),
+    "consolidate": st.fixed_dictionaries({"user_id": user_ids, "dry_run": st.just(True), "now": times}),
+    "explain": st.fixed_dictionaries({"user_id": user_ids, "node_id": node_ids,
+                                      "max_observations": st.one_of(st.integers(-3, 50), anything)}),
+}
+
+
+class Reseeded:
+    """A tree that is built afresh every ``every`` uses (accepted writes accumulate)."""
+
+    def __init__(self, make: Callable[[], PersonaTree], every: int = RESEED_EVERY) -> None:
+        self._make, self._every, self._uses = make, every, 0
+        self._tree: PersonaTree | None = None
+
+    def get(self) -> PersonaTree:
+        if self._tree is None or self._uses >= self._every:
+            self.close()
+            self._tree, self._uses = self._make(), 0
+        self._uses += 1
+        return self._tree
+
+    def close(self) -> None:
+        if self._tree is not None:
+            self._tree.close()
+            self._tree = None
+
+
+def _seeded(url: str, parts: Any, registry: SchemaRegistry) -> PersonaTree:
+    tree = _tree(url, parts, registry)
+    for uid in ("ana", "bo"):
+        tree.observe_many(uid, [{"messages": t, "at": T0 + timedelta(days=i)} for i, t in enumerate(
+            ["I love spicy food.", "I run every Sunday.", "My sister Mia lives in Oslo.", "I love spicy curry.",
+             "I run every Sunday morning.", "I love spicy noodles."] * 2)])
+    tree.consolidate("ana")
+    return tree
+
+
+def focused_snapshot(tree: PersonaTree, user: Any) -> tuple[Any, ...]:
+    """Row counts of the whole store, every user's version and the called user's checksum.
+
+    Every commit bumps its user's version and every other write changes a row count, so
+    a partial write anywhere shows here; the full checksum (journal included) is taken of
+    the user the call names. Checksumming every user around each of ten thousand calls
+    would cost more than the calls.
+    """
+    store = tree.store
+    users = store.users()
+    checked = user if isinstance(user, str) and user in users else "ana"
+    return (store.counts(), tuple((u, store.version(u)) for u in users),
+            store.checksum(checked) if checked in users else None)
+
+
+def _slow_api_call(tree: PersonaTree, name: str, kwargs: dict[str, Any], real_node: bool) -> None:
+    kwargs = dict(kwargs)
+    if real_node and "node_id" in kwargs and kwargs.get("user_id") in ("ana", "bo"):
+        nodes = tree.nodes("ana")
+        if nodes:
+            kwargs["node_id"] = nodes[len(nodes) // 2].id
+    if name == "forget" and isinstance(kwargs.get("node_id"), str):
+        kwargs["node_id"] += "-not-there"
+    user = kwargs.pop("user_id")
+    fn = getattr(tree, name)
+    before = focused_snapshot(tree, user)
+    try:
+        with deadline():
+            fn(user, **kwargs)
+    except PersonaTreeError:
+        assert focused_snapshot(tree, user) == before, f"a refused {name} changed the store"
+
+
+@pytest.fixture(scope="module")
+def slow_api_tree(parts: Any, registry: SchemaRegistry) -> Iterator[Reseeded]:
+    holder = Reseeded(lambda: _seeded("memory://", parts, registry))
+    yield holder
+    holder.close()
+
+
+@pytest.mark.slow
+@settings(max_examples=_slow("api"), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(call=st.one_of(*(st.tuples(st.just(name), args) for name, args in SLOW_API_CALLS.items())),
+       real_node=st.booleans())
+def test_slow_api_fuzz(slow_api_tree: Reseeded, call: tuple[str, dict[str, Any]], real_node: bool) -> None:
+    _slow_api_call(slow_api_tree.get(), call[0], call[1], real_node)
+    _count("slow_api")
+
+
+SLOW_MCP_ARGS = {
+    "remember": st.dictionaries(st.sampled_from(["text", "messages", "user_id", "at", "session_id", "metadata",
+                                                 "x"]), st.one_of(messages, anything), max_size=4),
+    "recall": st.dictionaries(st.sampled_from(["query", "user_id", "budget", "bugdet", "levels"]),
+                              st.one_of(hostile_budget, st.text(max_size=30), anything), max_size=3),
+    "explain": st.dictionaries(st.sampled_from(["node_id", "user_id", "verbose"]), anything, max_size=2),
+    "profile": st.dictionaries(st.sampled_from(["user_id", "limit", "budget"]),
+                               st.one_of(hostile_budget, anything), max_size=2),
+    "forget": st.dictionaries(st.sampled_from(["node_id", "user_id", "cascade", "recursive"]), anything,
+                              max_size=3),
+}
+
+
+@pytest.fixture(scope="module")
+def slow_mcp(parts: Any, registry: SchemaRegistry) -> Iterator[tuple[Any, type[Exception], Reseeded]]:
+    server_mod = pytest.importorskip("personatree.mcp_server")
+    try:
+        _, tool_error = server_mod.server_class()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    holder = Reseeded(lambda: _seeded("memory://", parts, registry))
+    servers: dict[int, Any] = {}
+
+    def server_for(tree: PersonaTree) -> Any:
+        if id(tree) not in servers:
+            servers.clear()
+            servers[id(tree)] = server_mod.build_server(tree, default_user="ana", default_budget=400)
+        return servers[id(tree)]
+
+    yield server_for, tool_error, holder
+    holder.close()
+
+
+@pytest.mark.slow
+@settings(max_examples=_slow("mcp"), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(tool=st.sampled_from(sorted(SLOW_MCP_ARGS)), data=st.data())
+def test_slow_mcp_fuzz(slow_mcp: tuple[Any, type[Exception], Reseeded], tool: str, data: st.DataObject) -> None:
+    server_for, tool_error, holder = slow_mcp
+    tree = holder.get()
+    server = server_for(tree)
+    args = data.draw(SLOW_MCP_ARGS[tool])
+    if tool == "forget":
+        args = {**args, "node_id": f"{args.get('node_id')}-not-there"}
+    before = focused_snapshot(tree, args.get("user_id", "ana"))
+    try:
+        with deadline():
+            asyncio.run(server.call_tool(tool, args))
+    except tool_error:
+        assert focused_snapshot(tree, args.get("user_id", "ana")) == before, "a refused tool call changed the store"
+    _count("slow_mcp")
+
+
+@pytest.fixture(scope="module")
+def slow_cli_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store that records the hashing embedder, so every CLI call opens it without a model."""
+    path = tmp_path_factory.mktemp("slow-cli") / "cli.db"
+    tree = PersonaTree.open(path, PersonaTreeConfig(embedder="hashing:256"),
+                            clock=FixedClock(T0 + timedelta(days=30)))
+    tree.observe_many("ana", [{"messages": t, "at": T0 + timedelta(days=i)} for i, t in enumerate(
+        ["I love spicy food.", "I run every Sunday.", "I love spicy curry.", "I run every Sunday morning."] * 2)])
+    tree.consolidate("ana")
+    tree.close()
+    return path
+
+
+SLOW_COMMANDS = [*COMMANDS, "mcp"]
+slow_cli_words = st.one_of(cli_words, st.sampled_from(["--create", "--levels", "leaf", "--budget=0", "-b", "0",
+                                                       "--json", "ana", "--user", "--lock-user", "--transport"]))
+
+
+@pytest.mark.slow
+@settings(max_examples=_slow("cli"), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(command=st.sampled_from(SLOW_COMMANDS), words=st.lists(slow_cli_words, max_size=4),
+       stdin=st.one_of(st.none(), st.text(max_size=200), st.sampled_from(
+           ['{"messages": 3}', "[]", "{\n", "null", '{"messages": [{"role": "user", "content": "hi"}], '
+            '"metadata": ' + "[" * 300 + "]" * 300 + "}"])))
+def test_slow_cli_fuzz(slow_cli_store: Path, tmp_path_factory: pytest.TempPathFactory, command: str,
+                       words: list[str], stdin: str | None) -> None:
+    # ``mcp`` would serve on stdin: only its refusals (bad options, a missing folder) are tried.
+    assume(command != "mcp" or "--transport" in words or "--lock-user" in words)
+    assume(command not in ("", "nope") or words)
+    args = ([command] if command else []) + words
+    args = [a if a != "--out" else "--out=" + str(tmp_path_factory.getbasetemp() / "out.json") for a in args]
+    if command == "mcp":
+        args += ["--store", str(slow_cli_store.parent / "no" / "such" / "dir" / "x.db")]
+    elif command not in ("--help", "", "nope") or words:
+        args += ["--store", str(slow_cli_store)]
+    before = open_store(str(slow_cli_store))
+    snap = (before.counts(), tuple((u, before.checksum(u)) for u in before.users()))
+    before.close()
+    with deadline(60):
+        res = CliRunner().invoke(app, args, input=stdin, catch_exceptions=True)
+    assert res.exception is None or isinstance(res.exception, SystemExit), (args, repr(res.exception))
+    assert "Traceback" not in res.output, args
+    assert res.exit_code in (0, 1, 2), (args, res.exit_code, res.output[-500:])
+    assert not (slow_cli_store.parent / "no").exists(), "a mistyped --store folder was created"
+    if res.exit_code != 0:
+        after = open_store(str(slow_cli_store))
+        try:
+            assert (after.counts(), tuple((u, after.checksum(u)) for u in after.users())) == snap, args
+        finally:
+            after.close()
+    _count("slow_cli")
+
+
+forged_events = st.one_of(
+    st.fixed_dictionaries({"kind": st.sampled_from(["observe", "forget", "consolidate", "delete_observation",
+                                                    "teleport", ""]),
+                           "payload": st.dictionaries(st.sampled_from(["observation_id", "node_id", "cascade",
+                                                                       "now", "config", "x"]),
+                                                      st.one_of(anything, st.sampled_from(
+                                                          ["2024-03-01T00:00:00+00:00", "soon", {"n_min": -1},
+                                                           {"n_min": 3}, "lf_x"])), max_size=3)}),
+    anything,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=_slow("import"), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(event=forged_events, where=st.integers(0, 40))
+def test_slow_import_of_forged_journals(export_data: dict[str, Any], parts: Any, registry: SchemaRegistry,
+                                       event: Any, where: int) -> None:
+    doc = copy.deepcopy(export_data)
+    journal = doc["journal"]
+    at = journal[-1]["at"]
+    forged = {**event, "at": at} if isinstance(event, dict) else event
+    journal.insert(min(where, len(journal)), forged)
+    for seq, e in enumerate(journal, start=1):
+        if isinstance(e, dict):
+            e["seq"] = seq
+    target = _tree("memory://", parts, registry)
+    try:
+        report = expect_clean(lambda: import_export(target, doc), target)
+        if report is not None:
+            # What imports must rebuild: a journal event the replay cannot read is refused at the door.
+            with deadline():
+                target.rebuild(report.user_id)
+    finally:
+        target.close()
+    _count("slow_import")

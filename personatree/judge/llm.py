@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 import os
 import re
 import threading
@@ -683,7 +684,7 @@ class LLMJudge:
         def check(answer: RouteAnswer) -> Route:
             probs = {Level(k): max(0.0, float(v)) for k, v in answer.probabilities.items()}
             total = sum(probs.values())
-            if total <= 0.0:
+            if not math.isfinite(total) or total <= 0.0:
                 raise AnswerError("invalid_schema", "probabilities must be positive and sum to 1")
             full = {lv: probs.get(lv, 0.0) / total for lv in Level}
             level = max(Level, key=lambda lv: (full[lv], -lv.rank))
@@ -814,7 +815,7 @@ class LLMJudge:
             return None
         try:
             result = job.check(job.schema.model_validate(raw))
-        except (AnswerError, ValueError):
+        except (AnswerError, ValueError, TypeError, RecursionError):
             return None  # an entry that no longer fits the request is a miss
         self._ledger.add(job.user_id, job.operation, cache_hits=1)
         return result
@@ -864,8 +865,7 @@ class LLMJudge:
                 job.user_id, op, model, count_prompt_tokens(model, messages), count_text_tokens(model, text)
             )
             try:
-                parsed = parse_answer(text, job.schema)
-                result = job.check(parsed.value)
+                parsed = _checked(text, job)
             except AnswerError as err:
                 self._ledger.add(job.user_id, op, rejected=1)
                 last = _Failure(err.kind, err.detail)
@@ -877,6 +877,7 @@ class LLMJudge:
                                "only the JSON object, in exactly the shape the instructions give.",
                 }]
                 continue
+            parsed, result = parsed
             if parsed.repaired:
                 with self._lock:
                     self._counters.bump("repaired", op)
@@ -896,6 +897,22 @@ class LLMJudge:
         self._ledger.add(user_id, op, fallbacks=items)
         _log.warning("LLM judge %s fell back to the offline judge for %d item(s): %s: %s",
                      op, items, failure.kind, failure.detail)
+
+
+def _checked(text: str, job: _Job) -> tuple[Any, Any]:
+    """Parse and check one answer; any failure of either is an :class:`AnswerError`.
+
+    The parser and the operation's check are pure functions of the model's text, so an
+    exception other than AnswerError (a recursion limit, a value a check did not expect)
+    is still a bad answer: it must become a retry or a fallback, never escape the judge.
+    """
+    try:
+        parsed = parse_answer(text, job.schema)
+        return parsed, job.check(parsed.value)
+    except AnswerError:
+        raise
+    except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError) as exc:
+        raise AnswerError("invalid_schema", _one_line(f"{type(exc).__name__}: {exc}", 200)) from None
 
 
 def _models_of(spec: str | Mapping[str, str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -99,7 +99,7 @@ class ValidateAnswer(_Strict):
 class RouteAnswer(_Strict):
     """The router answer: level probabilities and schema constraints."""
 
-    probabilities: dict[Literal["leaf", "mid", "root"], float]
+    probabilities: dict[Literal["leaf", "mid", "root"], Annotated[float, Field(allow_inf_nan=False)]]
     schema_types: list[str] = Field(default_factory=list, max_length=20)
 
 
@@ -222,6 +222,49 @@ def _close_truncated(s: str) -> str:
     return s.rstrip().rstrip(",") + tail + "".join(reversed(stack))
 
 
+# Deeper than any answer of the response models (the extraction answer nests four levels):
+# refusing it before json.loads keeps a hostile answer from exhausting the recursion limit.
+MAX_ANSWER_DEPTH = 64
+
+
+def _refuse_constant(name: str) -> Any:
+    # JSON has no NaN or Infinity; Python's json module accepts them, and a non-finite
+    # probability or score would poison every computation downstream.
+    raise ValueError(f"non-finite number {name}")
+
+
+def _too_deep(text: str, limit: int = MAX_ANSWER_DEPTH) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (an iterative scan)."""
+    depth = 0
+    in_str = False
+    esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "}]":
+            depth = max(0, depth - 1)
+    return False
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and never raises anything but ValueError."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:  # nesting the depth check did not see (it is a heuristic over raw text)
+        raise ValueError("nested too deeply") from None
+
+
 def extract_json(text: str) -> tuple[Any, bool]:
     """Read the JSON value in a model answer, repairing common damage.
 
@@ -229,7 +272,10 @@ def extract_json(text: str) -> tuple[Any, bool]:
     each top-level balanced ``{...}``/``[...]`` span (prose around JSON). Each candidate
     is parsed as is, then after repair (trailing commas, ``//`` comments, smart quotes,
     Python literals ``True``/``False``/``None``), then with unclosed brackets closed.
-    ``<think>...</think>`` blocks of reasoning models are dropped first.
+    ``<think>...</think>`` blocks of reasoning models are dropped first. An answer whose
+    brackets nest deeper than ``MAX_ANSWER_DEPTH`` is refused before parsing, and
+    ``NaN``/``Infinity`` (not JSON, though Python's parser reads them) make a candidate
+    unparseable, so no hostile answer can raise anything but :class:`AnswerError`.
 
     Parameters
     ----------
@@ -251,8 +297,10 @@ def extract_json(text: str) -> tuple[Any, bool]:
     if not text or not text.strip():
         raise AnswerError("empty", "the answer was empty")
     stripped = text.strip().lstrip("\ufeff")
+    if _too_deep(stripped):
+        raise AnswerError("invalid_json", f"the answer nests brackets deeper than {MAX_ANSWER_DEPTH} levels")
     try:
-        value = json.loads(stripped)
+        value = _loads(stripped)
         if isinstance(value, (dict, list)):
             return value, False
     except ValueError:
@@ -268,7 +316,7 @@ def extract_json(text: str) -> tuple[Any, bool]:
         seen.add(cand)
         for attempt in (cand, _fix(cand), _close_truncated(_fix(cand))):
             try:
-                value = json.loads(attempt)
+                value = _loads(attempt)
             except ValueError:
                 continue
             if isinstance(value, (dict, list)):
@@ -348,3 +396,6 @@ def parse_answer(text: str, model: type[T]) -> Parsed[T]:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "<root>"
         raise AnswerError("invalid_schema", f"{where}: {err['msg']}") from None
+    except (RecursionError, TypeError, ValueError, OverflowError) as exc:
+        # Whatever else validation trips on is still an unusable answer, never a crash.
+        raise AnswerError("invalid_schema", f"{type(exc).__name__}: {exc}"[:200]) from None

@@ -24,6 +24,8 @@ before upserts, so everything named in an upsert list exists after the commit.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import sqlite3
@@ -33,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import ConfigError, StoreBusyError, StoreError
+from ..errors import ConfigError, StoreBusyError, StoreError, VacuumPendingError
 from ..ports import ChangeSet, JournalEvent
 from ..types import Edge, Node, Observation
 from . import codec, rows
@@ -68,6 +70,20 @@ _SELECT_NODES = rows.select_sql("nodes", NODE_COLUMNS, where="user_id = ?", orde
 _SELECT_EDGES = rows.select_sql("edges", EDGE_COLUMNS, where="user_id = ?", order_by="rowid")
 _SELECT_EVENTS = rows.select_sql("journal", EVENT_COLUMNS, where="user_id = ?", order_by="seq")
 _DELETE_USER = rows.delete_user_sql("?", "max")
+
+
+# A vacuum that could not finish (other connections were reading) is recorded in ``meta``
+# under this key, so that the next open, write or vacuum() of the store completes it.
+# The value names the deleted users by a hash only: the marker itself must not keep
+# the identity of someone whose data is being erased.
+_VACUUM_KEY = "vacuum_pending"
+# An opportunistic attempt (on open, after a commit) does not wait for locks or readers
+# at all: finishing a vacuum must never make an ordinary call slower; it tries again later.
+_QUIET_BUSY_MS = 0
+
+
+def _user_mark(user_id: str) -> str:
+    return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
 
 
 def _now() -> str:
@@ -131,6 +147,7 @@ class SQLiteStore(Closing):
         except BaseException:
             self.close()
             raise
+        self._finish_pending_vacuum()
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -397,42 +414,137 @@ class SQLiteStore(Closing):
                 "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, updated_at = ? WHERE user_id = ?",
                 (new_version, obs_seq, event_seq, now, uid),
             )
+            pending = conn.execute("SELECT 1 FROM meta WHERE key = ?", (_VACUUM_KEY,)).fetchone() is not None
+        if pending:
+            self._finish_pending_vacuum()
         return new_version
 
-    def delete_user(self, user_id: str) -> None:
+    def delete_user(self, user_id: str, *, vacuum: bool = False) -> None:
         """Remove every row of a user: log, nodes, edges, journal, version and the
         user's cache rows. Unknown users are a no-op.
 
         The store-wide version floor is raised to the deleted version, so a user
         re-created later gets versions never seen before (caches elsewhere notice).
 
-        Deleted content is zeroed in place (``secure_delete``); call :meth:`vacuum`
-        afterwards to also drop it from the WAL and shrink the file.
+        Deleted content is zeroed in place (``secure_delete``); with ``vacuum`` the
+        file is then rebuilt and the WAL truncated (see :meth:`vacuum`), so that no
+        copy of the deleted text is left in either.
+
+        Parameters
+        ----------
+        user_id : str
+        vacuum : bool
+            Also vacuum. The vacuum is recorded as pending in the same transaction as
+            the delete, so that if it cannot finish now it finishes later.
+
+        Raises
+        ------
+        VacuumPendingError
+            With ``vacuum``, when other connections kept the WAL from being truncated:
+            the delete is committed and the vacuum is pending (it completes on the next
+            open, write or :meth:`vacuum` once the store is free).
         """
         codec.check_text(user_id, "user_id")
         with self._tx(write=True) as conn:
             for statement in _DELETE_USER:
                 conn.execute(statement, (user_id,))
+            if vacuum:
+                self._mark_pending(conn, "vacuum", {_user_mark(user_id)})
+        if vacuum:
+            self.vacuum()
 
     def vacuum(self) -> None:
         """Rebuild the file and truncate the WAL, so deleted data leaves the disk.
 
+        Completes a pending vacuum, if one is recorded.
+
         Raises
         ------
-        StoreBusyError
-            If other connections kept the WAL from being truncated.
+        VacuumPendingError
+            (a :class:`~personatree.errors.StoreBusyError`) If other connections kept
+            the WAL from being truncated. The file is rebuilt already; the truncation is
+            recorded as pending and completes on the next open, write or ``vacuum()``.
         """
         conn = self._conn()
         try:
-            conn.execute("VACUUM")
+            pending = self._pending()
+            if pending is None or pending.get("stage") != "checkpoint":
+                conn.execute("VACUUM")
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                with self._tx(write=True) as tx:
+                    self._mark_pending(tx, "checkpoint", set())
+                raise VacuumPendingError(
+                    f"vacuum of {self._path} could not truncate the WAL: other connections are "
+                    "reading. It is recorded as pending and finishes on the next open of or write "
+                    "to this store, or on vacuum() when the readers are done"
+                )
+            if pending is not None:
+                with self._tx(write=True) as tx:
+                    tx.execute("DELETE FROM meta WHERE key = ?", (_VACUUM_KEY,))
+                # The marker's own deletion went to the WAL: leave it empty again.
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
-        if busy:
-            raise StoreBusyError(
-                f"vacuum of {self._path} could not truncate the WAL: other connections are "
-                "reading; retry when they are idle"
+
+    def pending_vacuum(self) -> bool:
+        """Whether a vacuum is recorded as pending (see :meth:`vacuum`)."""
+        return self._pending() is not None
+
+    def vacuum_pending_for(self, user_id: str) -> bool:
+        """Whether a pending vacuum is for the deletion of ``user_id``."""
+        codec.check_text(user_id, "user_id")
+        pending = self._pending()
+        return pending is not None and _user_mark(user_id) in pending.get("users", ())
+
+    def _pending(self) -> dict[str, object] | None:
+        with self._tx(write=False) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VACUUM_KEY,)).fetchone()
+        if row is None:
+            return None
+        try:
+            value = json.loads(row[0])
+        except ValueError:
+            value = None
+        return value if isinstance(value, dict) else {"stage": "vacuum", "users": []}
+
+    @staticmethod
+    def _mark_pending(conn: sqlite3.Connection, stage: str, users: set[str]) -> None:
+        """Record (inside the caller's write transaction) that a vacuum is pending.
+
+        ``stage`` is ``"vacuum"`` (the file is to be rebuilt) or ``"checkpoint"`` (it
+        was; only the WAL is left to truncate); ``users`` are hashes of deleted users.
+        """
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VACUUM_KEY,)).fetchone()
+        old: dict[str, object] = {}
+        if row is not None:
+            try:
+                loaded = json.loads(row[0])
+                old = loaded if isinstance(loaded, dict) else {}
+            except ValueError:
+                pass
+        users_before = old.get("users", ())
+        known = {u for u in users_before if isinstance(u, str)} if isinstance(users_before, list) else set()
+        value = json.dumps({"stage": stage, "users": sorted(known | users)})
+        if row is None or row[0] != value:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_VACUUM_KEY, value),
             )
+
+    def _finish_pending_vacuum(self) -> None:
+        """Complete a recorded vacuum if the store is free now; otherwise leave it pending."""
+        try:
+            if self._pending() is None:
+                return
+            conn = self._conn()
+            conn.execute(f"PRAGMA busy_timeout = {_QUIET_BUSY_MS}")
+            try:
+                self.vacuum()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy * 1000)}")
+        except (StoreError, sqlite3.Error):
+            pass  # still busy (or read-only): the marker stays, the next open, write or vacuum() tries again
 
     # -- meta and caches ----------------------------------------------------------------
 
