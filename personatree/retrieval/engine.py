@@ -229,21 +229,26 @@ def recall_state(
         companions: tuple[Companion, ...] = ()
         if cr is not None and cr.latest is not None and show_leaves:
             pairs = ((cr.latest, cr.mark), (cr.context, "context"))
-            companions = tuple(companion(x, mark, as_support) for x, mark in pairs if x is not None)
+            companions = tuple(
+                companion(x, mark, as_support if cr.timeline.changed else 0.0)
+                for x, mark in pairs
+                if x is not None
+            )
         return Option(
             n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups, companions
         )
 
     def companion(leaf_id: str, mark: str, claim_wanted: float) -> Companion:
-        # Worth what a supporting leaf of the claim would be: the claim is what makes
-        # it wanted. Its line is nested under the claim with its mark.
+        # What a claim carries adds only what it is worth *as support of the claim*
+        # (a share of the claim's worth), never its own relevance: a relevant leaf
+        # competes on its own, and must not drag a weak claim into the context. An
+        # older contradiction of a claim supported again since (``claim_wanted`` 0)
+        # adds nothing: it is the price of showing that claim honestly. Its line is
+        # nested under the claim with its mark.
         n = state.nodes[leaf_id]
         if leaf_id not in options:
-            options[leaf_id] = option(n, claim_wanted)
-        else:
-            option(n, claim_wanted)  # records the claim's weight on it (wanted_of)
-        c = conf[leaf_id]
-        value = wanted_of[leaf_id] * (0.5 + 0.5 * c)
+            options[leaf_id] = option(n, 0.0)
+        value = cfg.child_floor * claim_wanted * (0.5 + 0.5 * conf[leaf_id])
         key = ("carried", leaf_id, mark)
         tokens = carried_tokens.get(key)
         if tokens is None:
