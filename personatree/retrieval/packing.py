@@ -234,10 +234,12 @@ def pack(
         if kids:
             push(tuple(kids[:expand_k]), "expand", parent)
 
-    def offer_instead(ids: tuple[str, ...]) -> None:
+    def offer_instead(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
         # The carrier does not fit with what it carries: offer what it carries, on its
-        # own and at no less than the value it had with its carrier, once.
+        # own and at no less than the value it had with its carrier, once; once that
+        # is shown, the carrier costs only its own line and is offered again.
         for c in carried_by(ids):
+            waiting.setdefault(c.node_id, []).append((ids, kind, parent))
             if c.node_id in offered:
                 continue
             offered.add(c.node_id)
@@ -247,6 +249,7 @@ def pack(
             push((c.node_id,), "alone", None)
 
     offered: set[str] = set()
+    waiting: dict[str, list[tuple[tuple[str, ...], str, str | None]]] = {}
     for sid in seeds if seeds is not None else list(options):
         if sid in options:
             push((sid,), "alone", None)
@@ -277,7 +280,7 @@ def pack(
         if t > room:
             if len(left) < max_left_out:
                 left.append(Step(fresh, kind, u, t))
-            offer_instead(fresh)
+            offer_instead(fresh, kind, parent)
             continue
         room -= t
         if kind == "alone":
@@ -286,9 +289,14 @@ def pack(
         chosen.update(fresh)
         chosen.update(extra)
         taken.append(Step(fresh + extra, kind, u, t, extra))
+        for n in fresh + extra:
+            for again in waiting.pop(n, ()):
+                push(*again)
         for n in fresh:
             if options[n].rank > 0:
                 push_expansion(n)
         if kind == "expand" and parent is not None:
             push_expansion(parent)
+    # A carrier left out and taken later, once its companion was shown, is not "left out".
+    left = [s for s in left if not set(s.node_ids) <= chosen]
     return PackResult(tuple(taken), tuple(left))
