@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..timeline import Timeline, node_timeline
+from ..timeline import Timeline, node_timeline, timeline
 from ..types import Level
 from .state import RetrievalState
 
@@ -99,6 +99,33 @@ def context_leaf(
     return best
 
 
+def _timeline(state: RetrievalState, claim: str, cache: dict[str, Timeline]) -> Timeline:
+    """The claim's timeline, cached; a claim nothing contradicts gets an empty one.
+
+    Most claims have no contradiction, and reading every supporting leaf of each
+    candidate claim on every recall would cost more than the rest of the scoring.
+    A mid counts every contradiction recorded against it (``n_conflict``, kept by
+    every writer of conflict edges and surviving pruning), so a mid whose count is
+    zero and that carries no change mark has none, and a root none of whose
+    patterns has one has none either: those are settled without a graph walk.
+    """
+    tl = cache.get(claim)
+    if tl is not None:
+        return tl
+    node = state.nodes[claim]
+    mids = [node] if node.level is Level.MID else [
+        state.nodes[m] for m in state.children.get(claim, ()) if m in state.nodes
+    ]
+    if "changed_at" in node.attributes or any(
+        m.n_conflict > 0 or "changed_at" in m.attributes for m in mids
+    ):
+        tl = node_timeline(state.graph, claim)
+    else:
+        tl = timeline(claim, (), ())
+    cache[claim] = tl
+    return tl
+
+
 def carry_of(state: RetrievalState, claim: str, cache: dict[str, Timeline]) -> Carry:
     """The timeline of ``claim`` and what it carries (cached in ``cache`` per recall).
 
@@ -114,9 +141,7 @@ def carry_of(state: RetrievalState, claim: str, cache: dict[str, Timeline]) -> C
     -------
     Carry
     """
-    tl = cache.get(claim)
-    if tl is None:
-        tl = cache[claim] = node_timeline(state.graph, claim)
+    tl = _timeline(state, claim, cache)
     latest = next((c.node_id for c in tl.conflicts if c.node_id in state.nodes), None)
     context = context_leaf(state, tl, latest) if tl.changed and latest is not None else None
     return Carry(claim, tl, latest, context)
@@ -148,9 +173,7 @@ def newest_stance(
         node = state.nodes.get(mid) if mid is not None else None
         if node is None or node.level is not Level.MID:
             continue
-        tl = cache.get(node.id)
-        if tl is None:
-            tl = cache[node.id] = node_timeline(state.graph, node.id)
+        tl = _timeline(state, node.id, cache)
         if not tl.changed:
             continue
         latest = next((c.node_id for c in tl.conflicts if c.node_id in state.nodes), None)
