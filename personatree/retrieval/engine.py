@@ -1,5 +1,10 @@
 """One recall over one user's retrieval state: score, pack, render, count.
 
+A claim with contradicting evidence is shown with its latest contradiction (and,
+when that changed the claim, what was said around the change) nested under it, and
+the newest stance of a changed pattern is preferred over the statements it
+supersedes (:mod:`personatree.retrieval.changes`).
+
 Pure apart from the token counter's cache: the state, query vector, route, clock
 reading and budget are all passed in, so the benchmark and the property tests can
 drive it on graphs they build directly.
