@@ -38,7 +38,8 @@ from .graph import MemoryGraph
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
 from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store
-from .render import node_confidence, tree_text
+from .render import node_confidence, shown_confidence, tree_text
+from .timeline import node_timeline
 from .schema import SchemaRegistry
 from .types import (
     Edge,
@@ -711,7 +712,7 @@ class PersonaTree:
                 n = g.node(x)
                 e = g.edge(x, edge_to) if edge_to else None
                 return ExplainStep(
-                    n.id, n.level, n.schema_type, n.content, node_confidence(n, self.registry, now),
+                    n.id, n.level, n.schema_type, n.content, shown_confidence(n, self.registry, now, node_timeline(g, x)),
                     n.n_support, n.n_conflict, n.t_first, n.t_last,
                     e.psi if e else None, e.reason if e else None,
                 )

@@ -1,15 +1,22 @@
-"""Readable text views of a user's tree (for people: the demo, the CLI and notebooks)."""
+"""Readable text views of a user's tree (for people: the demo, the CLI and notebooks).
+
+A changed pattern or claim (its latest evidence reverses or ends it, see
+:mod:`personatree.timeline`) is shown as changed: the span its support covered, the
+date it changed, the latest statement first and the older pattern after it, with
+the confidence that it still holds.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from .confidence import confidence_at
+from .confidence import confidence_at, logit_of, sigmoid
 from .graph import MemoryGraph
 from .schema import SchemaRegistry
+from .timeline import Timeline, node_timeline, shown_logit
 from .types import Level, Node
 
-__all__ = ["node_confidence", "format_span", "tree_text"]
+__all__ = ["node_confidence", "shown_confidence", "format_span", "change_text", "tree_text"]
 
 
 def node_confidence(node: Node, registry: SchemaRegistry, now: datetime) -> float:
@@ -18,19 +25,79 @@ def node_confidence(node: Node, registry: SchemaRegistry, now: datetime) -> floa
     return confidence_at(node.logit, st.prior_logit, st.half_life_days, node.t_last, now)
 
 
+def shown_confidence(
+    node: Node, registry: SchemaRegistry, now: datetime, tl: Timeline | None
+) -> float:
+    """The confidence a node is shown with: for a changed claim, the belief it still holds.
+
+    Parameters
+    ----------
+    node : Node
+    registry : SchemaRegistry
+    now : datetime
+    tl : Timeline or None
+        The node's timeline (:func:`personatree.timeline.node_timeline`); ``None``
+        or unchanged: the stored confidence read at ``now``.
+
+    Returns
+    -------
+    float
+    """
+    conf = node_confidence(node, registry, now)
+    if tl is None or not tl.changed:
+        return conf
+    prior = registry[node.schema_type].prior_logit
+    logit = logit_of(conf) if 0.0 < conf < 1.0 else node.logit
+    return sigmoid(shown_logit(logit, prior, tl))
+
+
+def change_text(content: str, tl: Timeline | None, latest: Node | None) -> str:
+    """A claim's text with its change or latest contradiction, current state first.
+
+    ``now: "<latest statement>" (date); before: <claim>`` for a changed claim,
+    ``<claim>; contradicted <date>: "<statement>"`` for one contradicted and then
+    supported again, ``content`` unchanged otherwise.
+    """
+    from .retrieval.render import quote  # noqa: PLC0415 - the recall renderer's quoting
+
+    if tl is None or not tl.contradicted:
+        return content
+    if tl.changed:
+        now = f'now: {quote(latest.content)} ({latest.t_first:%Y-%m-%d}); ' if latest else ""
+        return f"{now}before: {content}"
+    if latest is not None:
+        return f"{content}; contradicted {latest.t_first:%Y-%m-%d}: {quote(latest.content)}"
+    return content
+
+
 def format_span(first: datetime, last: datetime) -> str:
     """``2024-03-02`` for one day, ``2024-03-02..2024-06-18`` otherwise."""
     a, b = f"{first:%Y-%m-%d}", f"{last:%Y-%m-%d}"
     return a if a == b else f"{a}..{b}"
 
 
-def _line(node: Node, registry: SchemaRegistry, now: datetime) -> str:
-    conf = node_confidence(node, registry, now)
+def _line(node: Node, registry: SchemaRegistry, now: datetime, graph: MemoryGraph | None = None) -> str:
+    tl = node_timeline(graph, node.id) if graph is not None and node.level is not Level.LEAF else None
+    conf = shown_confidence(node, registry, now, tl)
     counts = f" +{node.n_support}" if node.level is not Level.LEAF else ""
     if node.n_conflict:
         counts += f"/-{node.n_conflict}"
-    text = node.content if len(node.content) <= 110 else node.content[:107] + "..."
-    return f"[{node.schema_type} {conf:.2f}{counts} {format_span(node.t_first, node.t_last)}] {text}"
+    span = format_span(node.t_first, node.t_last)
+    limit = 110
+    text = node.content
+    if tl is not None and tl.contradicted:
+        latest = graph.node(tl.latest_conflict) if graph and tl.latest_conflict in graph else None
+        if tl.changed:
+            if tl.support_first is not None and tl.support_last is not None:
+                span = format_span(tl.support_first, tl.support_last)
+            if tl.since is not None:
+                span += f", changed {tl.since:%Y-%m-%d}"
+            limit = 220  # the current state leads the line: keep room for the old one
+        # A mid lists its contradictions below it; a root has none of its own to list.
+        if tl.changed or node.level is Level.ROOT:
+            text = change_text(text, tl, latest)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"[{node.schema_type} {conf:.2f}{counts} {span}] {text}"
 
 
 def tree_text(
@@ -61,31 +128,41 @@ def tree_text(
     out: list[str] = []
 
     def conf(n: Node) -> float:
-        return node_confidence(n, registry, now)
+        return shown_confidence(n, registry, now, node_timeline(graph, n.id))
 
     def leaves_of(mid_id: str, pad: str) -> None:
         kids = sorted((graph.node(c) for c in graph.children(mid_id)), key=lambda n: n.t_first)
+        against = sorted((graph.node(c) for c in graph.conflicts_of(mid_id)),
+                         key=lambda n: (n.t_first, n.id), reverse=True)
+        tl = node_timeline(graph, mid_id)
+
+        def conflicts() -> None:
+            for c in against:
+                out.append(f"{pad}✗─ {_line(c, registry, now)}  (conflicts)")
+
+        if tl.changed:
+            conflicts()  # the current state first, newest first
         for leaf in kids[:max_leaves_per_parent]:
             out.append(f"{pad}├─ {_line(leaf, registry, now)}")
         if len(kids) > max_leaves_per_parent:
             out.append(f"{pad}└─ ... and {len(kids) - max_leaves_per_parent} more")
-        for c in graph.conflicts_of(mid_id):
-            out.append(f"{pad}✗─ {_line(graph.node(c), registry, now)}  (conflicts)")
+        if not tl.changed:
+            conflicts()
 
     roots = sorted(graph.nodes(Level.ROOT), key=conf, reverse=True)
     mids = list(graph.nodes(Level.MID))
     leaves = list(graph.nodes(Level.LEAF))
     out.append(f"{len(roots)} roots, {len(mids)} mids, {len(leaves)} leaves")
     for root in roots:
-        out.append(f"● {_line(root, registry, now)}")
+        out.append(f"● {_line(root, registry, now, graph)}")
         for mid_id in graph.children(root.id):
-            out.append(f"  ◆ {_line(graph.node(mid_id), registry, now)}")
+            out.append(f"  ◆ {_line(graph.node(mid_id), registry, now, graph)}")
             leaves_of(mid_id, "    ")
     loose = sorted((m for m in mids if graph.parent(m.id) is None), key=conf, reverse=True)
     if loose:
         out.append("patterns not yet part of a claim:")
         for mid in loose:
-            out.append(f"  ◆ {_line(mid, registry, now)}")
+            out.append(f"  ◆ {_line(mid, registry, now, graph)}")
             leaves_of(mid.id, "    ")
     orphans = sorted((n for n in leaves if graph.parent(n.id) is None), key=lambda n: n.t_first)
     if orphans:

@@ -76,7 +76,11 @@ def test_explain_shows_both_sides(tree: PersonaTree) -> None:
     assert {SUPPORT, CONFLICT} <= verbatim
     text = ex.render()
     assert "supported by:" in text and "contradicted by:" in text
-    assert text.index(SUPPORT) < text.index("contradicted by:") < text.index(CONFLICT)
+    # The contradiction is newer than the support: the pattern has changed, so the
+    # current state leads, and the contradiction is listed before the support.
+    assert text.startswith("[mid:preference] now:")
+    against, support = text.index("contradicted by:"), text.index("supported by:")
+    assert against < text.index(CONFLICT, against) < support < text.index(SUPPORT, support)
     # The export (the transparency view) carries the conflict too.
     exported = tree.export("ana")
     assert any(e["kind"] == "conflict" and e["dst"] == "md_spicy" for e in exported["edges"])

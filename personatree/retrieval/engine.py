@@ -1,5 +1,10 @@
 """One recall over one user's retrieval state: score, pack, render, count.
 
+A claim with contradicting evidence is shown with its latest contradiction (and,
+when that changed the claim, what was said around the change) nested under it, and
+the newest stance of a changed pattern is preferred over the statements it
+supersedes (:mod:`personatree.retrieval.changes`).
+
 Pure apart from the token counter's cache: the state, query vector, route, clock
 reading and budget are all passed in, so the benchmark and the property tests can
 drive it on graphs they build directly.
@@ -16,8 +21,11 @@ import numpy as np
 from ..confidence import sigmoid
 from ..config import RecallConfig
 from ..types import Level, Node, Route
-from .packing import Option, pack
+from ..timeline import Timeline, shown_logit
+from .changes import Carry, carry_of, newest_stance
+from .packing import Companion, Option, pack
 from .render import (
+    CONFLICT_MARKS,
     CLAIMS_HEADER,
     EVIDENCE_HEADER,
     date_header,
@@ -50,21 +58,27 @@ def _type_params(
     return hit
 
 
-def _confidence(state: RetrievalState, registry: Any, node: Node, now: datetime) -> float:
-    """σ of the lazily decayed logit (the formula of :func:`personatree.confidence.confidence_at`, inlined)."""
+def _confidence(
+    state: RetrievalState, registry: Any, node: Node, now: datetime, tl: Timeline | None = None
+) -> float:
+    """σ of the lazily decayed logit (the formula of :func:`personatree.confidence.confidence_at`,
+    inlined); for a changed claim, the belief it still holds (:func:`personatree.timeline.shown_logit`)."""
     prior, half = _type_params(state, registry, node.schema_type)
-    if math.isnan(prior):
-        return sigmoid(node.logit)
-    dt = (now - node.t_last).total_seconds() / 86400.0
-    if half is None or dt <= 0.0:
-        return sigmoid(node.logit)
-    return sigmoid(prior + (node.logit - prior) * 2.0 ** (-dt / half))
+    logit = node.logit
+    if not math.isnan(prior):
+        dt = (now - node.t_last).total_seconds() / 86400.0
+        if half is not None and dt > 0.0:
+            logit = prior + (node.logit - prior) * 2.0 ** (-dt / half)
+    if tl is not None and tl.changed:
+        logit = shown_logit(logit, prior, tl)
+    return sigmoid(logit)
 
 
 def _line(
-    state: RetrievalState, node: Node, conf: float, counter: Any
+    state: RetrievalState, node: Node, conf: float, counter: Any, tl: Timeline | None = None
 ) -> tuple[str, int, int, str]:
     """(line, tokens on its own, tokens nested, date) for a node, cached per line inputs."""
+    change = (tl.since, tl.support_first, tl.support_last) if tl is not None and tl.changed else None
     key = (
         node.id,
         round(conf, 2),
@@ -74,10 +88,11 @@ def _line(
         node.n_support,
         node.n_conflict,
         node.schema_type,
+        change,
     )
     hit = state.line_cache.get(key)
     if hit is None:
-        line = node_line(node, conf)
+        line = node_line(node, conf, tl if change is not None else None)
         # Counted with the newline that follows it in the text, because tokenizers
         # often merge a final "." with "\n"; nested, a leaf carries its date inline.
         date = leaf_date(node)
@@ -141,6 +156,23 @@ def recall_state(
     # A question about the person (advice, habits, character) rather than an event.
     personal = route.level is not Level.LEAF or "preference" in wanted
     scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal)
+    # Contradicted claims carry their latest contradiction (and, when it changed the
+    # claim, what was said around it); the newest stance of a changed pattern is worth
+    # at least the older statements it supersedes. Both need leaves to be shown.
+    show_leaves = Level.LEAF in allowed
+    timelines: dict[str, Timeline] = {}
+    carries: dict[str, Carry] = {}
+
+    def carry(n: Node) -> Carry:
+        hit = carries.get(n.id)
+        if hit is None:
+            hit = carries[n.id] = carry_of(state, n.id, timelines)
+        return hit
+
+    supersedes: dict[str, list[str]] = {}
+    if show_leaves:
+        leaf_ids = [x for x in scored if state.nodes[x].level is Level.LEAF]
+        supersedes = newest_stance(state, leaf_ids, timelines)
     conf: dict[str, float] = {}
     lines: dict[str, str] = {}
     options: dict[str, Option] = {}
@@ -156,11 +188,17 @@ def recall_state(
 
     rel_cache: dict[str, float] = {}
 
-    def relevance(n: Node) -> float:
+    def base_relevance(n: Node) -> float:
         hit = rel_cache.get(n.id)
         if hit is None:
             hit = rel_cache[n.id] = _relevance(n)
         return hit
+
+    def relevance(n: Node) -> float:
+        older = supersedes.get(n.id)
+        if not older:
+            return base_relevance(n)
+        return max(base_relevance(n), max(base_relevance(state.nodes[x]) for x in older))
 
     def _relevance(n: Node) -> float:
         sc = scored.get(n.id)
@@ -181,17 +219,49 @@ def recall_state(
     wanted_of: dict[str, float] = {}
 
     def option(n: Node, parent_wanted: float) -> Option:
+        cr = carry(n) if n.level is not Level.LEAF else None
+        tl = cr.timeline if cr is not None else None
         c = conf.get(n.id)
         if c is None:
-            c = conf[n.id] = _confidence(state, registry, n, now)
-        line, own, nested, date = _line(state, n, c, counter)
+            c = conf[n.id] = _confidence(state, registry, n, now, tl)
+        line, own, nested, date = _line(state, n, c, counter, tl)
         lines[n.id] = line
         wanted = relevance(n) * fit[n.level]
         rely = 0.5 + 0.5 * c  # a verbatim leaf at prior confidence still counts as evidence
         as_support = max(wanted, cfg.child_floor * parent_wanted)
         wanted_of[n.id] = max(wanted_of.get(n.id, 0.0), as_support)
         groups = ("claims",) if n.level is not Level.LEAF else ("evidence", date)
-        return Option(n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups)
+        companions: tuple[Companion, ...] = ()
+        if cr is not None and cr.latest is not None and show_leaves:
+            pairs = ((cr.latest, cr.mark), (cr.context, "context"))
+            companions = tuple(
+                companion(x, mark, as_support if cr.timeline.changed else 0.0)
+                for x, mark in pairs
+                if x is not None
+            )
+        return Option(
+            n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups, companions
+        )
+
+    def companion(leaf_id: str, mark: str, claim_wanted: float) -> Companion:
+        # What a claim carries adds only what it is worth *as support of the claim*
+        # (a share of the claim's worth), never its own relevance: a relevant leaf
+        # competes on its own, and must not drag a weak claim into the context. An
+        # older contradiction of a claim supported again since (``claim_wanted`` 0)
+        # adds nothing: it is the price of showing that claim honestly. Its line is
+        # nested under the claim with its mark.
+        n = state.nodes[leaf_id]
+        if leaf_id not in options:
+            options[leaf_id] = option(n, 0.0)
+        value = cfg.child_floor * claim_wanted * (0.5 + 0.5 * conf[leaf_id])
+        key = ("carried", leaf_id, mark)
+        tokens = carried_tokens.get(key)
+        if tokens is None:
+            text = f"  - {leaf_date(n)} {CONFLICT_MARKS[mark]}{lines[leaf_id]}\n"
+            tokens = carried_tokens[key] = counter.count(text)
+        return Companion(leaf_id, value, tokens)
+
+    carried_tokens: dict[tuple[str, str, str], int] = {}
 
     def expand(parent: str) -> list[Option]:
         p = state.nodes[parent]
@@ -208,7 +278,11 @@ def recall_state(
         opts = [option(k, wanted_of.get(p.id, 0.0)) for k in kids[:_MAX_CHILDREN]]
         return sorted(opts, key=lambda o: -o.child_value)
 
-    for nid in scored:
+    seeds = list(scored)
+    # The newest stance of a changed pattern may be shown on its own even when its
+    # own words did not make it a candidate.
+    seeds += [x for x in supersedes if x not in scored]
+    for nid in seeds:
         options[nid] = option(state.nodes[nid], 0.0)
     headers = {
         "claims": counter.count(CLAIMS_HEADER) + 1,
@@ -219,6 +293,23 @@ def recall_state(
             if g not in headers:
                 headers[g] = counter.count(date_header(g)) + 1
 
+    def against_of(chosen: list[str]) -> dict[str, tuple[str, str]]:
+        # Each shown contradiction goes under the highest shown claim it qualifies.
+        shown = set(chosen)
+        out: dict[str, tuple[str, str]] = {}
+        claims = sorted(
+            (x for x in chosen if state.nodes[x].level is not Level.LEAF),
+            key=lambda x: (-state.nodes[x].level.rank, x),
+        )
+        for x in claims:
+            cr = carries.get(x)
+            if cr is None or cr.latest is None:
+                continue
+            for leaf, mark in ((cr.latest, cr.mark), (cr.context, "context")):
+                if leaf is not None and leaf in shown and leaf not in out:
+                    out[leaf] = (x, mark)
+        return out
+
     def run(room: int) -> tuple[Any, list[Any], Any, str, int]:
         result = pack(
             options,
@@ -226,14 +317,14 @@ def recall_state(
             room,
             lam=cfg.lam,
             expand_k=cfg.expand_k,
-            seeds=list(scored),
+            seeds=seeds,
             group_tokens=headers,
         )
         taken = list(result.taken)
         value = {k: o.value for k, o in options.items()}
         while True:
             chosen = [n for s in taken for n in s.node_ids]
-            lay = layout(chosen, state.nodes, state.parent, value)
+            lay = layout(chosen, state.nodes, state.parent, value, against_of(chosen))
             text = render_text(lay, lines, state.nodes)
             tokens = counter.count(text)
             if tokens <= budget or not taken:
@@ -256,7 +347,15 @@ def recall_state(
     for nid in lay.order:
         n, sc, o = state.nodes[nid], scored.get(nid), options[nid]
         step = why[nid]
-        if step.kind == "alone" and sc is not None and sc.neighbour_of is not None:
+        if nid in step.carried or lay.marks.get(nid):
+            claim = lay.parent[nid]
+            reason = (
+                f"carried: {'what was said around the change of' if lay.marks.get(nid) == 'context' else 'latest contradiction of'} "
+                f"{claim}"
+            )
+        elif step.kind == "alone" and nid in supersedes and sc is None:
+            reason = f"alone: newest stance of a changed pattern (supersedes {', '.join(supersedes[nid])})"
+        elif step.kind == "alone" and sc is not None and sc.neighbour_of is not None:
             reason = (
                 f"alone: same scene as {sc.neighbour_of}, relevance {relevance(n):.2f} "
                 f"x reliability {0.5 + 0.5 * conf[nid]:.2f} x fit {fit[n.level]:.2f}"

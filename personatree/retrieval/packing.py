@@ -9,15 +9,42 @@ view comes first and a deeper one is taken only when its added value beats every
 other use of the same tokens. Greedy by utility = Σ value − λ·tokens, with lazy
 re-evaluation (a step loses the nodes another step took), never repeating a node and
 never exceeding the budget.
+
+A node may *carry* companions: nodes that must come with it whenever it is shown
+(a claim's latest contradiction, so that no claim reaches the context without the
+evidence that reverses it). A step that shows such a node pays for its companions
+too, and takes them with it. When a node and its companions do not fit together,
+the node is not shown on its own: its companions are offered instead, as a step of
+their own (a dated statement of the newer stance is safer for an agent to act on
+than a claim it contradicts, shown without it).
 """
 
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping, MutableMapping, Sequence
 
-__all__ = ["Option", "Step", "PackResult", "pack"]
+__all__ = ["Companion", "Option", "Step", "PackResult", "pack"]
+
+
+@dataclass(frozen=True, slots=True)
+class Companion:
+    """A node that comes with another whenever that one is shown.
+
+    Attributes
+    ----------
+    node_id : str
+        Must also be a key of the packer's options (it can be shown on its own).
+    value : float
+        Its value shown with its carrier.
+    tokens : int
+        Cost of its line shown with its carrier.
+    """
+
+    node_id: str
+    value: float
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +68,8 @@ class Option:
     groups : tuple of str
         Headers a node shown on its own needs (a section, a date); each header is
         paid once, by the first node that needs it.
+    companions : tuple of Companion
+        Nodes shown with it, in order (see the module docstring).
     """
 
     node_id: str
@@ -50,6 +79,7 @@ class Option:
     tokens: int
     child_tokens: int = -1
     groups: tuple[str, ...] = ()
+    companions: tuple[Companion, ...] = ()
 
     def cost(self, nested: bool) -> int:
         """Tokens of the line, nested or on its own."""
@@ -62,12 +92,17 @@ class Option:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A set of nodes added together, with its utility at decision time."""
+    """A set of nodes added together, with its utility at decision time.
+
+    ``node_ids`` lists every node the step shows; ``carried`` the ones among them
+    that came as companions of another.
+    """
 
     node_ids: tuple[str, ...]
     kind: str
     utility: float
     tokens: int
+    carried: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,17 +165,31 @@ def pack(
     headers = dict(group_tokens or {})
     asked: dict[str, list[str]] = {}
 
+    def carried_by(ids: Sequence[str]) -> list[Companion]:
+        out: list[Companion] = []
+        seen = set(ids)
+        for i in ids:
+            for c in options[i].companions:
+                if c.node_id not in chosen and c.node_id not in seen and c.node_id in options:
+                    seen.add(c.node_id)
+                    out.append(c)
+        return out
+
     def utility(ids: Sequence[str], kind: str) -> tuple[float, int]:
         nested = kind == "expand"
+        extra_v, extra_t = 0.0, 0
+        for c in carried_by(ids):
+            extra_v += c.value
+            extra_t += c.tokens
         if len(ids) == 1:  # most steps: skip the set arithmetic
             o = options[ids[0]]
             if nested:
-                t = o.cost(True)
-                return o.child_value - lam * t, t
-            t = o.tokens + sum(headers.get(g, 0) for g in o.groups if g not in opened)
-            return o.value - lam * t, t
-        v = sum(options[i].child_value if nested else options[i].value for i in ids)
-        t = sum(options[i].cost(nested) for i in ids)
+                t = o.cost(True) + extra_t
+                return o.child_value + extra_v - lam * t, t
+            t = o.tokens + extra_t + sum(headers.get(g, 0) for g in o.groups if g not in opened)
+            return o.value + extra_v - lam * t, t
+        v = extra_v + sum(options[i].child_value if nested else options[i].value for i in ids)
+        t = extra_t + sum(options[i].cost(nested) for i in ids)
         if not nested:
             need = {g for i in ids for g in options[i].groups} - opened
             t += sum(headers.get(g, 0) for g in need)
@@ -174,6 +223,7 @@ def pack(
                         old.tokens,
                         o.child_tokens,
                         old.groups,
+                        old.companions or o.companions,
                     )
                     cheapest = min(cheapest, new.cost(True))
             asked[parent] = [o.node_id for o in got]
@@ -184,6 +234,22 @@ def pack(
         if kids:
             push(tuple(kids[:expand_k]), "expand", parent)
 
+    def offer_instead(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
+        # The carrier does not fit with what it carries: offer what it carries, on its
+        # own and at no less than the value it had with its carrier, once; once that
+        # is shown, the carrier costs only its own line and is offered again.
+        for c in carried_by(ids):
+            waiting.setdefault(c.node_id, []).append((ids, kind, parent))
+            if c.node_id in offered:
+                continue
+            offered.add(c.node_id)
+            o = options[c.node_id]
+            if c.value > o.value:
+                options[c.node_id] = replace(o, value=c.value)
+            push((c.node_id,), "alone", None)
+
+    offered: set[str] = set()
+    waiting: dict[str, list[tuple[tuple[str, ...], str, str | None]]] = {}
     for sid in seeds if seeds is not None else list(options):
         if sid in options:
             push((sid,), "alone", None)
@@ -214,15 +280,23 @@ def pack(
         if t > room:
             if len(left) < max_left_out:
                 left.append(Step(fresh, kind, u, t))
+            offer_instead(fresh, kind, parent)
             continue
         room -= t
         if kind == "alone":
             opened.update(g for i in fresh for g in options[i].groups)
+        extra = tuple(c.node_id for c in carried_by(fresh))
         chosen.update(fresh)
-        taken.append(Step(fresh, kind, u, t))
+        chosen.update(extra)
+        taken.append(Step(fresh + extra, kind, u, t, extra))
+        for n in fresh + extra:
+            for again in waiting.pop(n, ()):
+                push(*again)
         for n in fresh:
             if options[n].rank > 0:
                 push_expansion(n)
         if kind == "expand" and parent is not None:
             push_expansion(parent)
+    # A carrier left out and taken later, once its companion was shown, is not "left out".
+    left = [s for s in left if not set(s.node_ids) <= chosen]
     return PackResult(tuple(taken), tuple(left))

@@ -5,15 +5,20 @@ support counts; each is followed, indented, by the chosen nodes that really supp
 it. Loose evidence follows in time order under one header per day, each leaf quoted
 verbatim with its speaker (one date header for a day's leaves saves ~5 tokens a line,
 which buys more evidence per budget). A node is indented under another only when that one is its real support
-parent, so every rendered mid or root is shown with its real support path.
+parent, so every rendered mid or root is shown with its real support path, or when
+it is evidence *against* that claim: a claim's latest contradiction (and what the
+person said around it) is shown right under it, before its support, marked
+``now:`` when it changed the claim and ``contradicts:`` otherwise.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Mapping, Sequence
 
+from ..text import strip_summary_suffix
+from ..timeline import Timeline
 from ..types import Level, Node
 
 __all__ = [
@@ -21,6 +26,8 @@ __all__ = [
     "EVIDENCE_HEADER",
     "compact_span",
     "node_line",
+    "quote",
+    "CONFLICT_MARKS",
     "leaf_date",
     "date_header",
     "Layout",
@@ -31,6 +38,12 @@ __all__ = [
 CLAIMS_HEADER = "Claims (type, confidence, time span, support):"
 EVIDENCE_HEADER = "Evidence (verbatim, dated):"
 _MAX_CLAIM_CHARS = 300
+_MAX_QUOTE_CHARS = 90
+
+#: How a leaf shown under a claim it is not evidence for is introduced: the claim's
+#: latest contradiction when it changed the claim ("now"), when it did not
+#: ("contradicts"), and what the person said around the change ("context").
+CONFLICT_MARKS = {"now": "now: ", "contradicts": "contradicts: ", "context": "context: "}
 
 
 _MON = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -46,21 +59,43 @@ def compact_span(first: datetime, last: datetime) -> str:
     return f"{a} {first.year}–{b} {last.year}"
 
 
-def node_line(node: Node, confidence: float) -> str:
+def quote(text: str, limit: int = _MAX_QUOTE_CHARS) -> str:
+    """``text`` in double quotes, cut at a word boundary with "…" past ``limit`` chars."""
+    t = " ".join(text.split())
+    if len(t) > limit:
+        cut = t[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+        t = cut + "…"
+    return f'"{t}"'
+
+
+def node_line(
+    node: Node,
+    confidence: float,
+    timeline: Timeline | None = None,
+    latest: Node | None = None,
+) -> str:
     """The one-line text of a node, without indentation, bullet or (for leaves) date.
 
     Parameters
     ----------
     node : Node
     confidence : float
-        Confidence read at recall time.
+        Confidence read at recall time (for a changed claim, the belief it still holds).
+    timeline : Timeline, optional
+        The claim's dated evidence: a changed claim is tagged ``changed <date>`` and
+        shown with the span its support covered.
+    latest : Node, optional
+        The claim's latest contradicting leaf, to quote in the line itself (for views
+        that show no evidence lines under a claim: the profile, the tree view). A
+        changed claim then reads current state first: ``now: "<quote>"; before: ...``.
 
     Returns
     -------
     str
         ``Corinne: I went to the support group yesterday.`` for a leaf (verbatim,
         with its speaker); ``[routine 0.82 | Mar–Jun 2024 | +5] Runs most mornings``
-        for a mid or root.
+        for a mid or root; ``[preference 0.39 | Mar–May 2024 | +5/-1 | changed
+        2024-06-22] now: "I stopped ..."; before: Enjoys hiking`` for a changed one.
     """
     if node.level is Level.LEAF:
         return f"{_speaker(node)}{node.content}"
@@ -70,7 +105,22 @@ def node_line(node: Node, confidence: float) -> str:
         if len(node.content) <= _MAX_CLAIM_CHARS
         else node.content[: _MAX_CLAIM_CHARS - 3] + "..."
     )
-    return f"[{node.schema_type} {confidence:.2f} | {compact_span(node.t_first, node.t_last)} | {counts}] {text}"
+    span = compact_span(node.t_first, node.t_last)
+    tag = ""
+    if timeline is not None and timeline.changed:
+        if timeline.support_first is not None and timeline.support_last is not None:
+            # The span the pattern held, not the one its contradiction extended.
+            span = compact_span(timeline.support_first, timeline.support_last)
+            text = strip_summary_suffix(text)
+        if timeline.since is not None:
+            tag = f" | changed {timeline.since:%Y-%m-%d}"
+        if latest is not None:
+            text = f"now: {quote(latest.content)} ({leaf_date(latest)}); before: {text}"
+        else:
+            text = f"before: {text}"
+    elif latest is not None:
+        text = f"{text}; contradicted {leaf_date(latest)}: {quote(latest.content)}"
+    return f"[{node.schema_type} {confidence:.2f} | {span} | {counts}{tag}] {text}"
 
 
 def _speaker(node: Node) -> str:
@@ -101,6 +151,7 @@ class Layout:
     parent: Mapping[str, str | None]
     claims: tuple[str, ...]
     evidence: tuple[str, ...]
+    marks: Mapping[str, str] = field(default_factory=dict)
 
 
 def layout(
@@ -108,6 +159,7 @@ def layout(
     nodes: Mapping[str, Node],
     parent_of: Mapping[str, str],
     value: Mapping[str, float],
+    against: Mapping[str, tuple[str, str]] | None = None,
 ) -> Layout:
     """Group chosen nodes into support-path blocks.
 
@@ -121,6 +173,11 @@ def layout(
         Real support parent of each node (absent: none).
     value : mapping
         Packing value per id, orders claim groups (best first).
+    against : mapping, optional
+        Leaf id → (claim id, mark) for leaves carried as evidence against a claim
+        (a key of :data:`CONFLICT_MARKS`). Such a leaf is shown under that claim when
+        the claim is chosen (rather than under its own support parent: the change is
+        what a reader must not miss), first among the claim's lines.
 
     Returns
     -------
@@ -130,6 +187,12 @@ def layout(
     rendered_parent = {
         c: (parent_of.get(c) if parent_of.get(c) in chosen_set else None) for c in chosen
     }
+    marks: dict[str, str] = {}
+    for leaf, (claim, mark) in (against or {}).items():
+        if leaf in chosen_set and claim in chosen_set and leaf != claim:
+            rendered_parent[leaf] = claim
+            marks[leaf] = mark
+    rank = {m: i for i, m in enumerate(CONFLICT_MARKS)}
     kids: dict[str, list[str]] = {}
     for c in chosen:
         p = rendered_parent[c]
@@ -137,10 +200,13 @@ def layout(
             kids.setdefault(p, []).append(c)
 
     def child_order(ids: list[str]) -> list[str]:
-        # mids by value; leaves in time order (evidence reads best chronologically)
+        # What speaks against the claim first (the current state before the older
+        # pattern); then mids by value; leaves in time order (evidence reads best
+        # chronologically).
         return sorted(
             ids,
             key=lambda x: (
+                rank.get(marks.get(x, ""), len(rank)),
                 nodes[x].level is Level.LEAF,
                 -value.get(x, 0.0) if nodes[x].level is not Level.LEAF else 0.0,
                 nodes[x].t_first,
@@ -169,7 +235,7 @@ def layout(
         walk(c, 0)
     for c in evidence:
         walk(c, 0)
-    return Layout(tuple(order), depth, rendered_parent, tuple(claims), tuple(evidence))
+    return Layout(tuple(order), depth, rendered_parent, tuple(claims), tuple(evidence), marks)
 
 
 def render_text(lay: Layout, lines: Mapping[str, str], nodes: Mapping[str, Node]) -> str:
@@ -199,7 +265,8 @@ def render_text(lay: Layout, lines: Mapping[str, str], nodes: Mapping[str, Node]
                 out.append(date_header(day))
             out.append("- " + lines[x])
         elif n.level is Level.LEAF:
-            out.append("  " * lay.depth[x] + f"- {leaf_date(n)} " + lines[x])
+            mark = CONFLICT_MARKS.get(lay.marks.get(x, ""), "")
+            out.append("  " * lay.depth[x] + f"- {leaf_date(n)} {mark}" + lines[x])
         else:
             out.append("  " * lay.depth[x] + "- " + lines[x])
     return "\n".join(out)

@@ -23,7 +23,9 @@ class RecallItem:
         Depth in its rendered support path: 0 for the top of a group, 1 for a node
         shown under its parent, 2 for a leaf under a mid under a root.
     parent : str or None
-        The rendered parent (always the node's real support parent), or ``None``.
+        The rendered parent, or ``None``: the node's real support parent, or, for a
+        leaf carried as evidence against a claim (its latest contradiction, or what
+        was said around the change), that claim (``reason`` starts with "carried").
     tokens : int
         Tokens of the node's line (without indentation).
     relevance : float

@@ -2,7 +2,10 @@
 
 Durable claims first (roots, then pivotal mids by priority), then the most recent
 evidence (leaves of the last sessions, newest kept first when the budget binds,
-shown in time order). Lines use the same compact format as recall.
+shown in time order). Lines use the same compact format as recall. A claim whose
+evidence contradicts it quotes its latest contradiction in its own line; a changed
+one (its latest evidence reverses or ends it) leads with the current state
+(``now: "..." (date); before: ...``) and shows the confidence that it still holds.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from ..graph import MemoryGraph
-from ..render import node_confidence
+from ..render import shown_confidence
 from ..retrieval.render import leaf_date, node_line
+from ..timeline import node_timeline
 from ..types import Level
 from .config import TieringConfig
 from .tiers import TierState
@@ -111,9 +115,19 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter:
     """
     def item(nid: str, section: str) -> ProfileItem:
         n = graph.node(nid)
-        c = node_confidence(n, registry, now)
-        return ProfileItem(nid, n.level, n.schema_type, c, state.scores.get(nid, 0.0), section, node_line(n, c))
+        tl = node_timeline(graph, nid) if n.level is not Level.LEAF else None
+        c = shown_confidence(n, registry, now, tl)
+        latest = None
+        if tl is not None and tl.latest_conflict is not None and tl.latest_conflict in graph:
+            latest = graph.node(tl.latest_conflict)
+            if latest.id in quoted:
+                latest = None  # a claim above already quotes it: say it once
+            else:
+                quoted.add(latest.id)
+        line = node_line(n, c, tl, latest)
+        return ProfileItem(nid, n.level, n.schema_type, c, state.scores.get(nid, 0.0), section, line)
 
+    quoted: set[str] = set()
     # Priority order decides what survives a tight budget: roots, pivotal claims,
     # then pivotal leaves and recent leaves newest first.
     order: list[tuple[str, str]] = [(x, "claims") for x in state.roots if x in graph]
@@ -125,9 +139,11 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter:
     recents: list[ProfileItem] = []
     used = 0
     for nid, section in order:
+        before = set(quoted)
         it = item(nid, section)
         cost = counter.count(it.line) + 2
         if used + cost + 12 > budget:  # ~12 tokens of section and date headers
+            quoted.intersection_update(before)  # not shown: its quote is still owed
             continue
         (claims if section == "claims" else recents).append(it)
         used += cost
