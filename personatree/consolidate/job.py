@@ -138,7 +138,10 @@ def consolidate_one(task: Task) -> UserResult:
             status = "planned"
         else:
             status = "empty" if plan.is_empty() else "consolidated"
-            tree.store.set_meta(meta_key(task.user_id), str(after))
+            if not plan.dropped_parts:
+                # A pass that left parts for later (concurrent writes touched them) does
+                # not mark the user done: the next run plans them again.
+                tree.store.set_meta(meta_key(task.user_id), str(after))
         return UserResult(task.user_id, status, after, plan.counts(), time.perf_counter() - start)
     except StaleStateError as exc:
         return UserResult(task.user_id, "stale", error=str(exc), seconds=time.perf_counter() - start)
