@@ -44,16 +44,14 @@ def _worker(urls: list[str], tag: str, n: int, barrier: Any, results: Any) -> No
                 for i in range(n):
                     user = "shared" if i % 2 == 0 else f"own-{tag}"
                     text = f"{tag} message {i}: I like hiking and I drink {i % 5} coffees a day."
-                    for _attempt in range(50):
-                        try:
-                            tree.observe(user, text, observation_id=f"{tag}-{i}", session_id=f"s-{tag}")
-                            break
-                        except StaleStateError:
-                            # The API retried internally and gave up; a caller retries the
-                            # same observation id (idempotent), as an application would.
-                            give_ups += 1
-                    else:
-                        raise RuntimeError(f"observation {tag}-{i} never committed")
+                    try:
+                        tree.observe(user, text, observation_id=f"{tag}-{i}", session_id=f"s-{tag}")
+                    except StaleStateError:
+                        # Writers of one user wait their turn: a caller never sees this.
+                        # Count it (the parent asserts 0) and retry the same id, which
+                        # is idempotent, so the data check below still runs.
+                        give_ups += 1
+                        tree.observe(user, text, observation_id=f"{tag}-{i}", session_id=f"s-{tag}")
             finally:
                 tree.close()
             results.put((k, tag, "ok", give_ups, time.perf_counter() - t0))
@@ -98,6 +96,7 @@ def _run_processes(urls: list[str], n: int) -> list[list[tuple[str, str, Any, fl
 def _check_store(url: str, n: int, results: list[tuple[str, str, Any, float]]) -> None:
     errors = [r[2] for r in results if r[1] != "ok"]
     assert not errors, errors[0]
+    assert sum(r[2] for r in results) == 0, f"callers saw StaleStateError: {results}"
     tags = sorted(r[0] for r in results)
     expected: dict[str, set[str]] = {"shared": set()}
     for tag in tags:
