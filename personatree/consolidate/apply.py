@@ -20,7 +20,7 @@ from ..schema import SchemaRegistry
 from ..types import EdgeKind, utc
 from .estimator import Consolidator
 from .plan import ConsolidationPlan, PlanDiff, diff_from_dict, diff_to_dict
-from .rebase import base_states, rebase_plan
+from .rebase import base_states, base_written, rebase_plan
 from .state import graph_digest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,7 +171,7 @@ def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[Consoli
         if not plan.base_states:
             raise _PlanRefused(f"user {uid!r} is at version {current}, the plan was made at "
                                f"{plan.base_version}; plan again")
-        rebased = rebase_plan(plan, graph, current)
+        rebased = rebase_plan(plan, graph, current, tree.registry, tree.config.confidence)
         if rebased.is_empty():
             raise _PlanRefused(f"concurrent writes to {uid!r} touched every part of the plan made at "
                                f"version {plan.base_version}; plan again")
@@ -248,7 +248,7 @@ def consolidate_user(
             graph = tree._graph(user_id).copy()
             base = tree._state(user_id).version
         plan = consolidator_for(tree).plan(graph, at, base_version=base)
-        plan = replace(plan, base_states=base_states(graph, plan))
+        plan = replace(plan, base_states=base_states(graph, plan), base_written=base_written(graph, plan))
         if dry_run or plan.is_empty():
             return plan
         try:

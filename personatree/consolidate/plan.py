@@ -158,6 +158,9 @@ class ConsolidationPlan:
         The state of every node in the diff's footprint when the plan was made (see
         :func:`~personatree.consolidate.rebase.node_fingerprint`); empty for a plan that
         can only be applied on the very tree it was made on.
+    base_written : tuple of (NodeState, tuple of str)
+        For each existing mid the diff writes: its state and the sources of the edges
+        into it when the plan was made (new evidence on it can then be replayed).
     rebased_from : int or None
         For a plan rebased onto a newer tree: the version it was first made on.
     dropped_parts : int
@@ -181,6 +184,7 @@ class ConsolidationPlan:
     prunes: tuple[Prune, ...] = ()
     diff: PlanDiff = field(default_factory=PlanDiff)
     base_states: tuple[tuple[str, str], ...] = ()
+    base_written: tuple[tuple[NodeState, tuple[str, ...]], ...] = ()
     rebased_from: int | None = None
     dropped_parts: int = 0
 
@@ -209,6 +213,7 @@ class ConsolidationPlan:
             out[name] = [asdict(x) for x in getattr(self, name)]
         out["diff"] = diff_to_dict(self.diff)
         out["base_states"] = [list(x) for x in self.base_states]
+        out["base_written"] = [[st.to_dict(), list(src)] for st, src in self.base_written]
         out["rebased_from"] = self.rebased_from
         out["dropped_parts"] = self.dropped_parts
         return out
@@ -233,6 +238,8 @@ class ConsolidationPlan:
             base_version=int(data["base_version"]), digest=str(data["digest"]),
             seed=int(data["seed"]), method=str(data["method"]), diff=diff_from_dict(data.get("diff", {})),
             base_states=tuple((str(a), str(b)) for a, b in data.get("base_states", [])),
+            base_written=tuple((NodeState.from_dict(st), tuple(str(x) for x in src))
+                               for st, src in data.get("base_written", [])),
             rebased_from=None if rebased is None else int(rebased),
             dropped_parts=int(data.get("dropped_parts", 0)), **sections,
         )

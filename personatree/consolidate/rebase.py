@@ -6,18 +6,25 @@ a plan does not care about those writes, though: a writer adds new leaves, their
 support and conflict edges, and evidence on the few mids they touched, while a plan
 clusters old orphans, writes new mids and roots, and prunes, merges and trims. A
 plan is therefore cut into independent **parts** (nodes joined by the plan's edges or
-by one of its decisions); a part whose every node is exactly as it was when the plan
-was made (same state, same incident edges) is applied on the current tree, and a part
-that a concurrent write touched is left for the next pass.
+by one of its decisions); a part that a concurrent write invalidated is left for the
+next pass, and the rest is applied on the current tree in one transaction.
 
-Exactly as safe as refusing the whole plan:
+A part is invalidated when one of its nodes appeared or disappeared, when one of its
+nodes' outgoing edges changed (its parent, a leaf's conflict edges), or when a node the
+plan writes or deletes changed its state or gained or lost edges into it. A node the
+plan only links to — a mid promoted into a root — may keep gaining evidence from new
+leaves meanwhile: the promotion read slightly older counts, just as the writer decided
+on a slightly older tree. This is exactly as safe as refusing the whole plan:
 
-* every node a kept part writes, deletes or links is in the state the plan saw, so the
-  part does on the current tree precisely what it would have done on the old one;
-* writes of the other side touch only nodes outside the kept parts, so the two sets of
-  edges share no node and cannot combine into a node with two parents or a cycle;
-* a leaf the writer attached (or any node it changed) makes its part dropped, so a leaf
-  is never both attached by the writer and re-clustered by the plan.
+* nothing the writer stored is overwritten or deleted: a node whose state the writer
+  moved is written or deleted only by a part that is dropped;
+* a node never gets two parents: the writer adds outgoing edges only from its new
+  leaves, the plan only from nodes whose outgoing edges are as it saw them;
+* no cycle forms: the writer's new leaves have no edges into them, so no cycle runs
+  through the writer's edges, and the plan's part alone was acyclic;
+* a leaf is never both attached by the writer and re-clustered by the plan: the writer
+  attaches only leaves the plan never saw, and the plan clusters only leaves whose
+  outgoing edges are unchanged.
 
 The functions here are pure: they read graphs and plans and return new values.
 """
@@ -29,10 +36,15 @@ import json
 from dataclasses import replace
 from typing import Iterable
 
+from ..config import ConfidenceConfig
 from ..graph import MemoryGraph
+from ..insertion import add_evidence
+from ..schema import SchemaRegistry
+from ..types import Edge, Level, Node
 from .plan import ConsolidationPlan, PlanDiff
+from .state import NodeState
 
-__all__ = ["footprint", "node_fingerprint", "base_states", "plan_parts", "rebase_plan"]
+__all__ = ["footprint", "node_fingerprint", "base_states", "base_written", "plan_parts", "rebase_plan"]
 
 _ABSENT = "-"
 
@@ -48,26 +60,60 @@ def footprint(plan: ConsolidationPlan) -> set[str]:
     return ids
 
 
-def node_fingerprint(graph: MemoryGraph, node_id: str) -> str:
-    """A short hash of one node's state and of every edge that touches it.
+def _h(items: Iterable[object]) -> str:
+    h = hashlib.sha256()
+    for x in items:
+        h.update(json.dumps(x, default=str).encode())
+    return h.hexdigest()[:16]
 
-    The fields are those :func:`~personatree.consolidate.state.graph_digest` reads
-    (recall counters are left out: consolidation neither reads nor writes them).
-    ``"-"`` for a node that is not in the graph.
-    """
-    if node_id not in graph:
-        return _ABSENT
-    n = graph.node(node_id)
-    h = hashlib.sha256(json.dumps([
+
+def _edge_row(e: Edge) -> list[object]:
+    return [e.src, e.dst, e.kind.value, repr(float(e.weight)), e.at.isoformat()]
+
+
+def _state_hash(n: Node) -> str:
+    return _h([[
         n.level.value, n.schema_type, n.content, n.t_first.isoformat(), n.t_last.isoformat(),
         repr(float(n.logit)), n.n_support, n.n_conflict, n.embedding is not None,
         json.dumps(n.attributes, sort_keys=True, ensure_ascii=False, default=str),
-    ]).encode())
+    ]])
+
+
+def node_fingerprint(graph: MemoryGraph, node_id: str) -> str:
+    """Short hashes of one node's state, of the edges into it and of the edges out of it,
+    as ``"state.in.out"``; ``"-"`` for a node that is not in the graph.
+
+    The state fields are those :func:`~personatree.consolidate.state.graph_digest` reads
+    (recall counters are left out: consolidation neither reads nor writes them). The
+    three are kept apart because a plan depends on them differently (see
+    :func:`rebase_plan`).
+    """
+    if node_id not in graph:
+        return _ABSENT
+    state = _state_hash(graph.node(node_id))
     g = graph.nx
-    edges = [e for _, _, e in g.out_edges(node_id, data="edge")] + [e for _, _, e in g.in_edges(node_id, data="edge")]
-    for e in sorted(edges, key=lambda e: (e.src, e.dst)):
-        h.update(json.dumps([e.src, e.dst, e.kind.value, repr(float(e.weight)), e.at.isoformat()]).encode())
-    return h.hexdigest()[:24]
+    into = _h(sorted(_edge_row(e) for _, _, e in g.in_edges(node_id, data="edge")))
+    out = _h(sorted(_edge_row(e) for _, _, e in g.out_edges(node_id, data="edge")))
+    return f"{state}.{into}.{out}"
+
+
+def _conflicts(before: str, now: str, written: bool) -> bool:
+    """Whether a node's change since planning invalidates the plan's part holding it.
+
+    Any change to whether the node exists, or to its outgoing edges (its parent; a
+    leaf's conflict edges), invalidates the part: the plan links, unlinks or clusters the
+    node as the child it was. Changes to its own state or to the edges into it (new
+    evidence from new leaves, the usual write of a chatting user) matter only when the
+    plan writes or deletes the node: the plan would overwrite that evidence, or delete
+    a node that gained children. A node the plan only links to (a mid promoted into a
+    root) may keep gaining evidence meanwhile.
+    """
+    if before == now:
+        return False
+    if _ABSENT in (before, now):
+        return True
+    b, n = before.split("."), now.split(".")
+    return b[2] != n[2] or (written and (b[0] != n[0] or b[1] != n[1]))
 
 
 def base_states(graph: MemoryGraph, plan: ConsolidationPlan) -> tuple[tuple[str, str], ...]:
@@ -139,7 +185,54 @@ def plan_parts(plan: ConsolidationPlan) -> list[frozenset[str]]:
     return sorted((frozenset(g) for g in groups.values()), key=min)
 
 
-def rebase_plan(plan: ConsolidationPlan, graph: MemoryGraph, version: int) -> ConsolidationPlan:
+def base_written(graph: MemoryGraph, plan: ConsolidationPlan) -> tuple[tuple[NodeState, tuple[str, ...]], ...]:
+    """For each existing mid the plan writes: its state and the sources of its incoming
+    edges on the graph the plan was made on, so that new evidence a writer adds to it
+    meanwhile can be replayed on top of the plan's write (see :func:`rebase_plan`)."""
+    out = []
+    for s in plan.diff.upsert_nodes:
+        if s.id in graph and s.level == Level.MID.value:
+            sources = tuple(src for src, _ in graph.nx.in_edges(s.id))
+            out.append((NodeState.of(graph.node(s.id)), sources))
+    return tuple(out)
+
+
+def _replayed(
+    plan_state: NodeState, old: tuple[NodeState, tuple[str, ...]], graph: MemoryGraph, fp_before: str,
+    registry: SchemaRegistry, confidence: ConfidenceConfig,
+) -> NodeState | None:
+    """The plan's write of a mid with the evidence a concurrent writer added to it since
+    replayed on top, or None when the mid's change is not exactly that.
+
+    The writer's change is verified, not assumed: replaying the new edges' evidence on
+    the mid as it was must give the mid as it is now, and its old incoming edges must be
+    untouched. Then the result is the tree the writer would have made had it committed
+    its same decisions just after the plan: no evidence of either side is lost.
+    """
+    before_state, sources = old
+    nid = plan_state.id
+    known = set(sources)
+    inbound = [e for _, _, e in graph.nx.in_edges(nid, data="edge")]  # store order = the writer's order
+    if not known <= {e.src for e in inbound}:
+        return None
+    if _h(sorted(_edge_row(e) for e in inbound if e.src in known)) != fp_before.split(".")[1]:
+        return None
+    fresh = [e for e in inbound if e.src not in known]
+    check = before_state.to_node(graph.user_id)
+    for e in fresh:
+        add_evidence(check, e.psi, e.at, registry, confidence)
+    if _state_hash(check) != _state_hash(graph.node(nid)):
+        return None
+    node = plan_state.to_node(graph.user_id)
+    for e in fresh:
+        add_evidence(node, e.psi, e.at, registry, confidence)
+    return NodeState.of(node)
+
+
+def rebase_plan(
+    plan: ConsolidationPlan, graph: MemoryGraph, version: int,
+    registry: SchemaRegistry | None = None, confidence: ConfidenceConfig | None = None,
+) -> ConsolidationPlan:
     """The part of ``plan`` that still holds on ``graph`` (the user's tree at ``version``).
 
     Parameters
@@ -150,16 +243,35 @@ def rebase_plan(plan: ConsolidationPlan, graph: MemoryGraph, version: int) -> Co
         The current tree (only read).
     version : int
         The store version of ``graph``; becomes the rebased plan's ``base_version``.
+    registry, confidence : optional
+        Needed to replay a writer's new evidence on a mid the plan writes (see
+        :func:`_replayed`); without them such a mid's part is dropped.
 
     Returns
     -------
     ConsolidationPlan
-        The plan restricted to the parts whose nodes are unchanged, with its report
-        sections filtered alike, ``rebased_from`` set to the original base version and
-        ``dropped_parts`` counting the parts left out. Its diff may be empty.
+        The plan restricted to the parts still valid, with its report sections filtered
+        alike, ``rebased_from`` set to the original base version and ``dropped_parts``
+        counting the parts left out. Its diff may be empty.
     """
     before = dict(plan.base_states)
-    changed = {nid for nid, fp in before.items() if node_fingerprint(graph, nid) != fp}
+    d = plan.diff
+    written = set(d.delete_nodes) | {s.id for s in d.upsert_nodes}
+    olds = {st.id: (st, src) for st, src in plan.base_written}
+    planned = {s.id: s for s in d.upsert_nodes}
+    rewrites: dict[str, NodeState] = {}
+    changed: set[str] = set()
+    for nid, fp in before.items():
+        now = node_fingerprint(graph, nid)
+        if not _conflicts(fp, now, nid in written):
+            continue
+        if (nid in planned and nid in olds and registry is not None and confidence is not None
+                and nid not in d.delete_nodes and not _conflicts(fp, now, False)):
+            again = _replayed(planned[nid], olds[nid], graph, fp, registry, confidence)
+            if again is not None:
+                rewrites[nid] = again
+                continue
+        changed.add(nid)
     parts = plan_parts(plan)
     # A footprint node without a recorded state cannot be vouched for: treat it as changed.
     changed |= {nid for part in parts for nid in part if nid not in before}
@@ -170,11 +282,10 @@ def rebase_plan(plan: ConsolidationPlan, graph: MemoryGraph, version: int) -> Co
             dropped += 1
         else:
             kept |= part
-    d = plan.diff
     diff = PlanDiff(
         delete_edges=tuple(k for k in d.delete_edges if k[0] in kept),
         delete_nodes=tuple(n for n in d.delete_nodes if n in kept),
-        upsert_nodes=tuple(s for s in d.upsert_nodes if s.id in kept),
+        upsert_nodes=tuple(rewrites.get(s.id, s) for s in d.upsert_nodes if s.id in kept),
         upsert_edges=tuple(e for e in d.upsert_edges if e.src in kept),
     )
     return replace(
@@ -188,6 +299,7 @@ def rebase_plan(plan: ConsolidationPlan, graph: MemoryGraph, version: int) -> Co
         trims=tuple(t for t in plan.trims if t.mid_id in kept),
         prunes=tuple(p for p in plan.prunes if p.root_id in kept),
         base_states=tuple((nid, fp) for nid, fp in plan.base_states if nid in kept),
+        base_written=tuple(x for x in plan.base_written if x[0].id in kept),
         rebased_from=plan.base_version if plan.rebased_from is None else plan.rebased_from,
         dropped_parts=plan.dropped_parts + dropped,
         diff=diff,
