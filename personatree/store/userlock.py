@@ -87,7 +87,13 @@ def user_file_turn(path: Path, user_id: str, timeout_s: float) -> Iterator[None]
     if fcntl is None:  # pragma: no cover
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        # No lock file can be made (a read-only folder): no turns; commits stay
+        # guarded by the version check, as for writers that do not take turns.
+        yield
+        return
     try:
         offset = _byte(user_id)
         deadline = time.monotonic() + timeout_s
