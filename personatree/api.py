@@ -15,10 +15,11 @@ import json
 import random
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -56,6 +57,7 @@ from .types import (
 
 __all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "register_replayer"]
 
+# Stale retries are not given up before this many tries, nor before busy_timeout_s.
 _MAX_RETRIES = 8
 
 Replayer = Callable[["PersonaTree", MemoryGraph, JournalEvent], None]
@@ -202,6 +204,8 @@ class PersonaTree:
         self.clock = clock
         self._cache: dict[str, _Cached] = {}
         self._lock = threading.RLock()
+        # Users whose write turn this tree holds (see _turn), with the nesting depth.
+        self._turns: dict[str, int] = {}
         # Components with write-behind state (recall access counts) flush here on close.
         self._close_hooks: list[Callable[[], None]] = []
         # Set by open(): whether the store records this embedder yet (see _check_embedder).
@@ -345,11 +349,25 @@ class PersonaTree:
         """Run ``work`` on the user's tree and commit its change set atomically.
 
         ``work`` mutates the graph it is given and returns the change set to store.
-        On a stale version the cache is reloaded and ``work`` runs again; on any
-        failure the cache is dropped, so memory never runs ahead of the store.
+        Writers of one user take turns (the store's ``hold_user``, when it has one:
+        a lock beside a SQLite file, an advisory lock in PostgreSQL), so the tree read
+        here is the one the commit lands on, and a busy user makes callers wait, not
+        fail. A stale version (a writer that does not take turns) reloads the tree and
+        runs ``work`` again, with a jittered backoff, until ``busy_timeout_s`` has
+        passed. On any failure the cache is dropped, so memory never runs ahead of
+        the store.
+
+        Raises
+        ------
+        StoreBusyError
+            If the user's turn did not come within ``busy_timeout_s``.
+        StaleStateError
+            If the user kept changing under non-waiting writers past ``busy_timeout_s``.
         """
-        with self._lock:
-            for attempt in range(_MAX_RETRIES):
+        with self._lock, self._turn(user_id):
+            deadline = time.monotonic() + self.config.busy_timeout_s
+            attempt = 0
+            while True:
                 state = self._state(user_id)
                 try:
                     change, result = work(state.graph)
@@ -365,14 +383,36 @@ class PersonaTree:
                     return result
                 except StaleStateError:
                     self._cache.pop(user_id, None)
-                    # Another instance writes this user: a jittered backoff stops lock-step
-                    # re-collisions between processes that retry at the same moment.
-                    time.sleep(random.uniform(0.0, 0.002 * 2**attempt))
-                    continue
+                    attempt += 1
+                    if attempt >= _MAX_RETRIES and time.monotonic() >= deadline:
+                        raise StaleStateError(
+                            f"user {user_id!r} kept changing for {self.config.busy_timeout_s:g} s "
+                            f"(busy_timeout_s); gave up after {attempt} tries") from None
+                    # Another instance writes this user without taking turns: a jittered
+                    # backoff stops lock-step re-collisions between processes.
+                    time.sleep(random.uniform(0.0, min(0.002 * 2 ** min(attempt, 10), 0.05)))
                 except BaseException:
                     self._cache.pop(user_id, None)
                     raise
-            raise StaleStateError(f"user {user_id!r} kept changing; gave up after {_MAX_RETRIES} tries")
+
+    @contextmanager
+    def _turn(self, user_id: str) -> Iterator[None]:
+        """This tree's turn to write ``user_id`` (re-entrant: nested transactions of one
+        call take the turn once). A no-op for stores without ``hold_user``."""
+        hold = getattr(self.store, "hold_user", None)
+        if hold is None or self._turns.get(user_id):
+            self._turns[user_id] = self._turns.get(user_id, 0) + 1
+            try:
+                yield
+            finally:
+                self._turns[user_id] -= 1
+            return
+        with hold(user_id, timeout_s=self.config.busy_timeout_s):
+            self._turns[user_id] = 1
+            try:
+                yield
+            finally:
+                self._turns.pop(user_id, None)
 
     # -- ingestion --------------------------------------------------------------------
 

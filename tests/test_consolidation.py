@@ -18,6 +18,7 @@ from personatree.consolidate import (
     apply_user_plan,
     consolidate_user,
 )
+from personatree.consolidate.apply import apply_rebased
 from personatree.consolidate.synthetic import build_graph, noise_leaves, planted_leaves
 from personatree.judge import OfflineJudge
 from personatree.types import EdgeKind, Level
@@ -177,18 +178,72 @@ def test_tree_consolidation_is_idempotent_and_rebuild_replays_it(tree) -> None:
     assert len(tree.store.observations("ana")) == n
 
 
-def test_a_plan_made_before_a_concurrent_observe_is_refused(tree) -> None:
+def test_a_plan_made_before_a_concurrent_observe_is_applied_around_the_new_leaf(tree) -> None:
     feed(tree, "ana", seed=12)
     plan = consolidate_user(tree, "ana", dry_run=True)
-    assert not plan.is_empty()
+    assert not plan.is_empty() and plan.base_states
+    rep = tree.observe("ana", "I bought a new kettle today.", at=NOW, session_id="late")
+    new_leaf = rep.decisions[0].leaf_id
+    moved = tree.store.version("ana")
+    apply_user_plan(tree, plan)
+    g = tree.graph("ana")
+    g.check()
+    assert g.parent(new_leaf) is None  # the writer's leaf is not swept into the old plan
+    assert {m.id for m in plan.new_mids} <= {n.id for n in g.nodes(Level.MID)}
+    event = [e for e in tree.store.events("ana") if e.kind == "consolidate"][-1]
+    assert event.payload["rebased_from"] == plan.base_version and event.payload["dropped_parts"] == 0
+    assert tree.store.version("ana") == moved + 1
+    # the recorded diff replays the pass exactly as it was applied
+    assert tree.rebuild("ana").equal
+
+
+def test_a_plan_made_without_node_states_is_refused_after_a_concurrent_write(tree) -> None:
+    feed(tree, "ana", seed=12)
+    plan = consolidate_user(tree, "ana", dry_run=True)
+    bare = ConsolidationPlan.from_dict({**plan.to_dict(), "base_states": []})
     tree.observe("ana", "I bought a new kettle today.", at=NOW, session_id="late")
     before = (tree.store.version("ana"), tree.graph("ana"))
     with pytest.raises(StaleStateError):
-        apply_user_plan(tree, plan)
+        apply_user_plan(tree, bare)
     assert tree.store.version("ana") == before[0] and tree.graph("ana").same_as(before[1])
     assert not any(e.kind == "consolidate" for e in tree.store.events("ana"))
     # planning again on the new tree works
     assert not tree.consolidate("ana").is_empty()
+
+
+def test_a_concurrent_write_drops_only_the_part_of_the_plan_it_touched(tree) -> None:
+    from personatree.consolidate.rebase import plan_parts
+
+    feed(tree, "ana", seed=12)
+    plan = consolidate_user(tree, "ana", dry_run=True)
+    parts = [p for p in plan_parts(plan) if any(m.id in p for m in plan.new_mids)]
+    assert len(parts) >= 2, plan.describe()
+    # Another writer forgets one leaf the first cluster would have taken.
+    victim_mid = next(m for m in plan.new_mids if m.id in parts[0])
+    tree.forget("ana", victim_mid.member_ids[0])
+    applied, _ = apply_rebased(tree, plan)
+    assert applied.dropped_parts == 1 and applied.rebased_from == plan.base_version
+    g = tree.graph("ana")
+    g.check()
+    assert victim_mid.id not in g and victim_mid.member_ids[0] not in g  # not re-created by the plan
+    assert all(g.parent(x) is None for x in victim_mid.member_ids[1:])  # left for the next pass
+    kept = [m for m in plan.new_mids if m.id not in parts[0]]
+    assert kept and all(m.id in g and set(g.children(m.id)) == set(m.member_ids) for m in kept)
+    # the next pass picks up what was left
+    again = tree.consolidate("ana")
+    assert again.rebased_from is None and any(set(m.member_ids) <= set(victim_mid.member_ids) for m in again.new_mids)
+    tree.graph("ana").check()
+
+
+def test_a_plan_whose_every_part_was_touched_is_refused_whole(tree) -> None:
+    feed(tree, "ana", seed=12)
+    plan = consolidate_user(tree, "ana", dry_run=True)
+    for m in plan.new_mids:
+        tree.forget("ana", m.member_ids[0])
+    before = (tree.store.version("ana"), tree.graph("ana"))
+    with pytest.raises(StaleStateError, match="every part"):
+        apply_user_plan(tree, plan)
+    assert tree.store.version("ana") == before[0] and tree.graph("ana").same_as(before[1])
 
 
 def test_support_edges_go_leaf_to_mid_and_mid_to_root(tree) -> None:

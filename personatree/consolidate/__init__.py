@@ -4,7 +4,8 @@ A periodic pass per user that clusters orphan leaves into mids (HDBSCAN over a m
 cosine / schema / time distance), promotes strong, long-standing mids into roots, and
 bounds growth (stale orphans, a leaf cap per mid, root pruning, near-duplicate merges).
 It plans first — a frozen, JSON-serializable :class:`ConsolidationPlan` — and applies
-the plan atomically, refusing it if the user changed in between.
+the plan atomically; writes that land in between do not fail the pass: the plan is
+rebased onto them, keeping every part they did not touch.
 
 >>> from personatree.consolidate import consolidate_user      # doctest: +SKIP
 >>> plan = consolidate_user(tree, "ana", dry_run=True)         # doctest: +SKIP

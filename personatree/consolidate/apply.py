@@ -8,6 +8,7 @@ so that ``rebuild`` can replay the pass (see :func:`replay_consolidation`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -16,15 +17,16 @@ from ..errors import StaleStateError
 from ..graph import MemoryGraph
 from ..ports import ChangeSet, JournalEvent
 from ..schema import SchemaRegistry
-from ..types import utc
+from ..types import EdgeKind, utc
 from .estimator import Consolidator
-from .plan import ConsolidationPlan
+from .plan import ConsolidationPlan, PlanDiff, diff_from_dict, diff_to_dict
+from .rebase import base_states, base_written, rebase_plan
 from .state import graph_digest
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..api import PersonaTree
 
-__all__ = ["apply_plan", "consolidate_user", "apply_user_plan", "replay_consolidation", "consolidator_for"]
+__all__ = ["apply_plan", "consolidate_user", "apply_user_plan", "apply_rebased", "replay_consolidation", "consolidator_for"]
 
 
 def apply_plan(
@@ -60,7 +62,20 @@ def apply_plan(
     change = ChangeSet(user_id=graph.user_id)
     if plan.is_empty():
         return change
-    d = plan.diff
+    _write_diff(graph, plan.diff, registry, change)
+    change.events = [JournalEvent("consolidate", _payload(plan, config), plan.now)]
+    return change
+
+
+def _write_diff(
+    graph: MemoryGraph, d: PlanDiff, registry: SchemaRegistry, change: ChangeSet, *, lenient: bool = False,
+) -> None:
+    """Write a plan's diff into ``graph`` and record the rows in ``change``.
+
+    ``lenient`` (replaying a recorded diff on a rebuilt tree) skips edges whose ends are
+    missing instead of failing, so a rebuild never dies on a tree that came out slightly
+    different from the one the diff was applied to.
+    """
     for s in d.upsert_nodes:
         registry[s.schema_type]  # raises SchemaError for an unknown type before anything changes
     for src, dst in d.delete_edges:
@@ -78,23 +93,32 @@ def apply_plan(
                 graph.set_embedding(s.id, vec)
         else:
             graph.add_node(s.to_node(graph.user_id))
-    for e in d.upsert_edges:
+    edges = list(d.upsert_edges)
+    if lenient:
+        edges = [e for e in edges if e.src in graph and e.dst in graph
+                 and (e.kind is not EdgeKind.SUPPORT or graph.parent(e.src) in (None, e.dst))]
+    for e in edges:
         if graph.edge(e.src, e.dst) is not None:
             graph.remove_edge(e.src, e.dst)
         graph.add_edge(e)
     change.delete_edges = list(d.delete_edges)
     change.delete_nodes = list(d.delete_nodes)
     change.upsert_nodes = [graph.node(s.id) for s in d.upsert_nodes]
-    change.upsert_edges = list(d.upsert_edges)
-    change.events = [JournalEvent("consolidate", _payload(plan, config), plan.now)]
-    return change
+    change.upsert_edges = edges
 
 
 def _payload(plan: ConsolidationPlan, config: ConsolidationConfig) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "now": plan.now.isoformat(), "base_version": plan.base_version, "digest": plan.digest,
         "config": config.model_dump(), "counts": plan.counts(),
     }
+    if plan.rebased_from is not None:
+        # Planning again at replay would see the concurrent writes this pass did not, and
+        # plan differently: a rebased pass records exactly what it wrote instead.
+        out["rebased_from"] = plan.rebased_from
+        out["dropped_parts"] = plan.dropped_parts
+        out["diff"] = diff_to_dict(plan.diff)
+    return out
 
 
 def consolidator_for(tree: "PersonaTree", config: ConsolidationConfig | None = None) -> Consolidator:
@@ -110,39 +134,89 @@ class _PlanRefused(Exception):
     only on StaleStateError); turned into StaleStateError outside."""
 
 
-def apply_user_plan(tree: "PersonaTree", plan: ConsolidationPlan) -> ChangeSet:
-    """Apply a plan to a tree atomically, refusing it if the user changed since planning.
+# How often consolidate_user plans again when concurrent writes touched every part of a
+# plan. Rebasing keeps whatever they did not touch, so this is rarely reached; the bound
+# stops a pass from re-planning a big tree forever under a writer that touches it all.
+_PLAN_TRIES = 3
+
+
+def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[ConsolidationPlan, ChangeSet]:
+    """Apply ``plan`` to the user's current tree in one transaction: whole when the tree
+    is the one it was made on, else rebased (see :mod:`~personatree.consolidate.rebase`).
+
+    Returns
+    -------
+    tuple of (ConsolidationPlan, ChangeSet)
+        The plan as applied (rebased or not) and the committed change set.
 
     Raises
     ------
     StaleStateError
-        If the user's store version or tree differ from those the plan was made on
-        (a concurrent ``observe``, ``forget`` or consolidation). Nothing is written.
+        As :func:`apply_user_plan`.
     """
     uid = plan.user_id
     config = tree.config.consolidation
+    applied: list[ConsolidationPlan] = []
 
     def work(graph: MemoryGraph) -> tuple[ChangeSet, ChangeSet]:
+        applied.clear()
         current = tree.store.version(uid)
-        if current != plan.base_version:
+        if current == plan.base_version:
+            try:
+                change = apply_plan(graph, plan, tree.registry, config)
+            except StaleStateError as exc:
+                raise _PlanRefused(str(exc)) from None
+            applied.append(plan)
+            return change, change
+        if not plan.base_states:
             raise _PlanRefused(f"user {uid!r} is at version {current}, the plan was made at "
                                f"{plan.base_version}; plan again")
-        try:
-            change = apply_plan(graph, plan, tree.registry, config)
-        except StaleStateError as exc:
-            raise _PlanRefused(str(exc)) from None
+        rebased = rebase_plan(plan, graph, current, tree.registry, tree.config.confidence)
+        if rebased.is_empty():
+            raise _PlanRefused(f"concurrent writes to {uid!r} touched every part of the plan made at "
+                               f"version {plan.base_version}; plan again")
+        change = ChangeSet(user_id=uid)
+        _write_diff(graph, rebased.diff, tree.registry, change)
+        # The parts were checked to be untouched, so this cannot fail; checking anyway
+        # costs one pass over the tree and makes a bug refuse the pass, not corrupt it.
+        graph.check()
+        change.events = [JournalEvent("consolidate", _payload(rebased, config), rebased.now)]
+        applied.append(rebased)
         return change, change
 
     try:
-        return tree._transact(uid, work)
+        change = tree._transact(uid, work)
     except _PlanRefused as exc:
         raise StaleStateError(str(exc)) from None
+    return applied[0], change
+
+
+def apply_user_plan(tree: "PersonaTree", plan: ConsolidationPlan) -> ChangeSet:
+    """Apply a plan to a tree atomically, rebasing it if the user changed since planning.
+
+    A plan made by :func:`consolidate_user` (even a dry run) records the state of every
+    node it writes; when the user was written to since, the parts of the plan those
+    writes touched are left out and the rest is applied (see
+    :mod:`~personatree.consolidate.rebase`). A plan without those states (made by
+    :meth:`Consolidator.plan` directly) is refused instead.
+
+    Raises
+    ------
+    StaleStateError
+        If every part of the plan was touched by concurrent writes (or the plan cannot
+        be rebased and the user changed). Nothing is written.
+    """
+    return apply_rebased(tree, plan)[1]
 
 
 def consolidate_user(
     tree: "PersonaTree", user_id: str, *, dry_run: bool = False, now: datetime | None = None,
 ) -> ConsolidationPlan:
     """Plan one pass for ``user_id`` and, unless ``dry_run``, apply it atomically.
+
+    Writes that land while the pass plans do not make it fail: the plan is rebased onto
+    them, keeping every part they did not touch, and planned again (at most a few
+    times) only when they touched all of it.
 
     Parameters
     ----------
@@ -156,30 +230,44 @@ def consolidate_user(
     Returns
     -------
     ConsolidationPlan
-        The plan (applied unless ``dry_run``).
+        The plan as applied (rebased plans name their ``rebased_from`` version and how
+        many parts they left for the next pass), or as planned for ``dry_run``.
 
     Raises
     ------
     UnknownUserError
         If nothing is stored for the user.
     StaleStateError
-        If the user changed between planning and applying (the plan is refused, not
-        silently redone; run again to plan on the new tree).
+        If concurrent writes touched every part of every plan tried.
     """
     at = utc(now) if now is not None else tree.clock.now()
-    with tree._lock:
-        graph = tree._graph(user_id)
-        base = tree._state(user_id).version
+    for attempt in range(_PLAN_TRIES):
+        with tree._lock:
+            # Plan on a copy, outside the lock: other threads of this process keep
+            # writing while a big tree is planned.
+            graph = tree._graph(user_id).copy()
+            base = tree._state(user_id).version
         plan = consolidator_for(tree).plan(graph, at, base_version=base)
-    if not dry_run and not plan.is_empty():
-        apply_user_plan(tree, plan)
-    return plan
+        plan = replace(plan, base_states=base_states(graph, plan), base_written=base_written(graph, plan))
+        if dry_run or plan.is_empty():
+            return plan
+        try:
+            return apply_rebased(tree, plan)[0]
+        except StaleStateError:
+            if attempt + 1 == _PLAN_TRIES:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def replay_consolidation(tree: "PersonaTree", graph: MemoryGraph, event: JournalEvent) -> None:
     """Replayer of ``consolidate`` journal events: plan again at the recorded ``now``
-    with the recorded configuration, and apply (deterministic for a given seed)."""
+    with the recorded configuration, and apply (deterministic for a given seed). A
+    rebased pass recorded the diff it wrote; that diff is written again instead."""
     payload = event.payload
+    diff = payload.get("diff")
+    if isinstance(diff, dict):
+        _write_diff(graph, diff_from_dict(diff), tree.registry, ChangeSet(user_id=graph.user_id), lenient=True)
+        return
     at = utc(datetime.fromisoformat(str(payload["now"])))
     raw = payload.get("config")
     if isinstance(raw, dict):  # fields added since the event was written take their defaults

@@ -4,8 +4,8 @@ One run consolidates every user changed since their last consolidation: the stor
 keeps, per user, the version reached by the last pass (meta key
 ``consolidation.version.<user>``), so an unchanged user costs one lookup. Each user
 runs under a per-user lock (:mod:`~personatree.consolidate.locks`): an overlapping run
-skips users it cannot lock, and the optimistic version check makes even unlocked
-overlaps safe. Users run on a local process pool by default (each worker opens its own
+skips users it cannot lock, and rebasing a plan onto the tree it finds makes even
+unlocked overlaps (and users written to mid-pass) safe. Users run on a local process pool by default (each worker opens its own
 :class:`~personatree.api.PersonaTree` on the store) or on a Dask distributed cluster
 given a scheduler address. A failing user is reported and the others still finish; the
 exit code is non-zero when any user failed.
@@ -56,8 +56,8 @@ class UserResult:
 
     ``status`` is ``consolidated`` (a plan was applied), ``empty`` (nothing to do),
     ``planned`` (dry run), ``unchanged`` (no change since the last pass), ``locked``
-    (another run holds the user), ``stale`` (the user changed mid-pass; the next run
-    picks it up) or ``failed``.
+    (another run holds the user), ``stale`` (concurrent writes touched every part of
+    every plan tried; the next run picks it up) or ``failed``.
     """
 
     user_id: str
@@ -138,7 +138,10 @@ def consolidate_one(task: Task) -> UserResult:
             status = "planned"
         else:
             status = "empty" if plan.is_empty() else "consolidated"
-            tree.store.set_meta(meta_key(task.user_id), str(after))
+            if not plan.dropped_parts:
+                # A pass that left parts for later (concurrent writes touched them) does
+                # not mark the user done: the next run plans them again.
+                tree.store.set_meta(meta_key(task.user_id), str(after))
         return UserResult(task.user_id, status, after, plan.counts(), time.perf_counter() - start)
     except StaleStateError as exc:
         return UserResult(task.user_id, "stale", error=str(exc), seconds=time.perf_counter() - start)

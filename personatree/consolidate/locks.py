@@ -1,8 +1,11 @@
 """Per-user locks for the consolidation job, so overlapping runs are safe and cheap.
 
-Safety does not rest on the lock: a plan is applied with an optimistic version check,
-so two passes over one user can never both write. The lock only stops a second run
-from doing the same work: it *skips* a user another run holds.
+Safety does not rest on the lock: a plan is applied inside the user's write turn and
+rebased onto whatever changed since it was made (see
+:mod:`~personatree.consolidate.rebase`), so two overlapping passes over one user never
+write the same nodes: the second keeps only the parts the first left untouched. The
+lock only stops a second run from doing the same work: it *skips* a user another run
+holds.
 
 * :class:`FileLocks` — ``flock`` on one file per user in a directory next to the SQLite
   file. The kernel releases the lock when the holder dies, so a crashed run never

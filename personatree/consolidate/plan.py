@@ -24,7 +24,7 @@ from .state import NodeState
 
 __all__ = [
     "ClusterReport", "NewMid", "Promotion", "Merge", "Decay", "Deletion", "Trim", "Prune",
-    "PlanDiff", "ConsolidationPlan",
+    "PlanDiff", "ConsolidationPlan", "diff_to_dict", "diff_from_dict",
 ]
 
 
@@ -141,7 +141,9 @@ class ConsolidationPlan:
     now : datetime
         The logical time of the pass (decay and ages are read at it).
     base_version : int
-        The user's store version the plan was made on; applying refuses any other.
+        The user's store version the plan was made on. Applied at another version, the
+        plan is rebased (see :mod:`~personatree.consolidate.rebase`) when it carries
+        ``base_states``, and refused otherwise.
     digest : str
         SHA-256 of the graph state the plan was made on.
     seed : int
@@ -152,6 +154,18 @@ class ConsolidationPlan:
         The report sections.
     diff : PlanDiff
         The writes.
+    base_states : tuple of (node id, fingerprint)
+        The state of every node in the diff's footprint when the plan was made (see
+        :func:`~personatree.consolidate.rebase.node_fingerprint`); empty for a plan that
+        can only be applied on the very tree it was made on.
+    base_written : tuple of (NodeState, tuple of str)
+        For each existing mid the diff writes: its state and the sources of the edges
+        into it when the plan was made (new evidence on it can then be replayed).
+    rebased_from : int or None
+        For a plan rebased onto a newer tree: the version it was first made on.
+    dropped_parts : int
+        How many independent parts rebasing left out because a concurrent write
+        touched them (the next pass plans them again).
     """
 
     user_id: str
@@ -169,6 +183,10 @@ class ConsolidationPlan:
     trims: tuple[Trim, ...] = ()
     prunes: tuple[Prune, ...] = ()
     diff: PlanDiff = field(default_factory=PlanDiff)
+    base_states: tuple[tuple[str, str], ...] = ()
+    base_written: tuple[tuple[NodeState, tuple[str, ...]], ...] = ()
+    rebased_from: int | None = None
+    dropped_parts: int = 0
 
     def is_empty(self) -> bool:
         """True when applying the plan would change nothing (decays are information only)."""
@@ -193,12 +211,11 @@ class ConsolidationPlan:
         }
         for name in _SECTIONS:
             out[name] = [asdict(x) for x in getattr(self, name)]
-        out["diff"] = {
-            "delete_edges": [list(e) for e in self.diff.delete_edges],
-            "delete_nodes": list(self.diff.delete_nodes),
-            "upsert_nodes": [s.to_dict() for s in self.diff.upsert_nodes],
-            "upsert_edges": [_edge_dict(e) for e in self.diff.upsert_edges],
-        }
+        out["diff"] = diff_to_dict(self.diff)
+        out["base_states"] = [list(x) for x in self.base_states]
+        out["base_written"] = [[st.to_dict(), list(src)] for st, src in self.base_written]
+        out["rebased_from"] = self.rebased_from
+        out["dropped_parts"] = self.dropped_parts
         return out
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -215,17 +232,16 @@ class ConsolidationPlan:
                 kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in names})
                 for row in data.get(name, [])
             )
-        d = data.get("diff", {})
-        diff = PlanDiff(
-            delete_edges=tuple((str(a), str(b)) for a, b in d.get("delete_edges", [])),
-            delete_nodes=tuple(str(x) for x in d.get("delete_nodes", [])),
-            upsert_nodes=tuple(NodeState.from_dict(x) for x in d.get("upsert_nodes", [])),
-            upsert_edges=tuple(_edge_from(x) for x in d.get("upsert_edges", [])),
-        )
+        rebased = data.get("rebased_from")
         return cls(
             user_id=str(data["user_id"]), now=utc(datetime.fromisoformat(str(data["now"]))),
             base_version=int(data["base_version"]), digest=str(data["digest"]),
-            seed=int(data["seed"]), method=str(data["method"]), diff=diff, **sections,
+            seed=int(data["seed"]), method=str(data["method"]), diff=diff_from_dict(data.get("diff", {})),
+            base_states=tuple((str(a), str(b)) for a, b in data.get("base_states", [])),
+            base_written=tuple((NodeState.from_dict(st), tuple(str(x) for x in src))
+                               for st, src in data.get("base_written", [])),
+            rebased_from=None if rebased is None else int(rebased),
+            dropped_parts=int(data.get("dropped_parts", 0)), **sections,
         )
 
     @classmethod
@@ -244,6 +260,9 @@ class ConsolidationPlan:
             "  " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items() if v) if any(c.values())
             else "  nothing to do",
         ]
+        if self.rebased_from is not None:
+            lines.append(f"  rebased from version {self.rebased_from} onto {self.base_version} "
+                         f"({self.dropped_parts} parts touched by concurrent writes left for the next pass)")
 
         def section(title: str, rows: list[str]) -> None:
             if not rows:
@@ -271,6 +290,26 @@ class ConsolidationPlan:
         section("decay (read lazily, not written)", [
             f"{d.node_id} [{d.level}] {d.stored:.2f} -> {d.now:.2f}" for d in self.decays])
         return "\n".join(lines)
+
+
+def diff_to_dict(diff: PlanDiff) -> dict[str, Any]:
+    """A :class:`PlanDiff` as JSON-ready data (embeddings as base64)."""
+    return {
+        "delete_edges": [list(e) for e in diff.delete_edges],
+        "delete_nodes": list(diff.delete_nodes),
+        "upsert_nodes": [s.to_dict() for s in diff.upsert_nodes],
+        "upsert_edges": [_edge_dict(e) for e in diff.upsert_edges],
+    }
+
+
+def diff_from_dict(d: Mapping[str, Any]) -> PlanDiff:
+    """Inverse of :func:`diff_to_dict`."""
+    return PlanDiff(
+        delete_edges=tuple((str(a), str(b)) for a, b in d.get("delete_edges", [])),
+        delete_nodes=tuple(str(x) for x in d.get("delete_nodes", [])),
+        upsert_nodes=tuple(NodeState.from_dict(x) for x in d.get("upsert_nodes", [])),
+        upsert_edges=tuple(_edge_from(x) for x in d.get("upsert_edges", [])),
+    )
 
 
 def _edge_dict(e: Edge) -> dict[str, Any]:

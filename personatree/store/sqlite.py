@@ -672,3 +672,26 @@ class SQLiteStore(Closing):
             problems.extend(rows.integrity_problems(conn.execute))
         return problems
 
+
+    # -- per-user write turns ------------------------------------------------------------
+
+    @contextmanager
+    def hold_user(self, user_id: str, *, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold the user's write turn (across processes) for the ``with`` block.
+
+        Writers of one user that take turns never build a change on a tree that another
+        commits under them (see :mod:`personatree.store.userlock`). Not re-entrant.
+
+        Raises
+        ------
+        StoreBusyError
+            If another process held the turn for longer than ``timeout_s`` (default
+            ``busy_timeout_s``).
+        """
+        from .userlock import lock_path, user_file_turn
+
+        codec.check_text(user_id, "user_id")
+        if self._closed:
+            raise StoreError(f"the store {self._path} is closed")
+        with user_file_turn(lock_path(self._path), user_id, self._busy if timeout_s is None else timeout_s):
+            yield

@@ -21,7 +21,7 @@ from ...ports import ChangeSet
 from .. import codec
 from ..rows import EVENT_SEQ, OBS_SEQ, check_expected_version, delete_user_sql, numbered
 from .connection import PgConnection, rollback_open
-from .locks import LOCK_JOB, LOCK_WRITE, USER_KEY
+from .locks import LOCK_JOB, LOCK_TURN, LOCK_WRITE, USER_KEY
 from .statements import INSERT_EVENT, INSERT_OBS, UPSERT_EDGE, UPSERT_NODE
 from .text import edge_in, esc, event_in, node_in, observation_in
 
@@ -195,3 +195,40 @@ class PgWrites(PgConnection):
             finally:
                 if not conn.closed:
                     conn.execute(f"SELECT pg_advisory_unlock({LOCK_JOB}, {USER_KEY})", (uid,))
+
+    @contextmanager
+    def hold_user(self, user_id: str, *, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold the user's write turn (across processes and machines) for the ``with`` block.
+
+        Writers of one user that take turns never build a change on a tree that another
+        commits under them; PostgreSQL queues the waiters. The lock is session-level on
+        a pooled connection of its own and dies with the session, so a crashed holder
+        frees it. With ``pool_size`` 1 there is no connection to spare: no turn is taken
+        (the version check alone guards commits). Not re-entrant.
+
+        Raises
+        ------
+        StoreBusyError
+            If another holder kept the turn for longer than ``timeout_s`` (default
+            ``busy_timeout_s``).
+        """
+        codec.check_text(user_id, "user_id")
+        if self._pool_size < 2:
+            yield
+            return
+        wait = self._busy if timeout_s is None else float(timeout_s)
+        uid = esc(user_id)
+        with self._conn() as conn:
+            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, int(wait * 1000))}ms",))
+            try:
+                conn.execute(f"SELECT pg_advisory_lock({LOCK_TURN}, {USER_KEY})", (uid,))
+            except pg_errors.LockNotAvailable:
+                raise StoreBusyError(
+                    f"another writer held user {user_id!r} for more than {wait:g} s (busy_timeout_s)") from None
+            finally:
+                conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self._busy * 1000)}ms",))
+            try:
+                yield
+            finally:
+                if not conn.closed:
+                    conn.execute(f"SELECT pg_advisory_unlock({LOCK_TURN}, {USER_KEY})", (uid,))
