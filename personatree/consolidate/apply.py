@@ -125,7 +125,7 @@ def consolidator_for(tree: "PersonaTree", config: ConsolidationConfig | None = N
     """A :class:`Consolidator` wired to a tree's registry, judge, embedder and confidence."""
     return Consolidator(
         config or tree.config.consolidation, tree.registry, tree.judge,
-        embedder=tree.embedder, confidence=tree.config.confidence,
+        embedder=tree.embedder, confidence=tree.config.confidence, insertion=tree.config.insertion,
     )
 
 
