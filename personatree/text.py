@@ -37,6 +37,14 @@ from .lexicons import AFFECT_POS as _AFFECT_POS
 from .lexicons import CESSATION_CANCEL_RE as _CESSATION_CANCEL_RE
 from .lexicons import CESSATION_RE as _CESSATION_RE
 from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
+from .lexicons import COMPOUND_NOT_AFFECT_RE as _COMPOUND_NOT_AFFECT_RE
+from .lexicons import HYPOTHETICAL_RE as _HYPOTHETICAL_RE
+from .lexicons import INTENT_FRAME_RE as _INTENT_FRAME_RE
+from .lexicons import RARE_WORDS as _RARE_WORDS
+from .lexicons import STANCE_PHRASE_NEG_RE as _STANCE_PHRASE_NEG_RE
+from .lexicons import STANCE_PHRASE_POS_RE as _STANCE_PHRASE_POS_RE
+from .lexicons import START_RE as _START_RE
+from .lexicons import STOP_EXTRA_RE as _STOP_EXTRA_RE
 from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
 from .lexicons import FILLERS as _FILLERS
 from .lexicons import HABIT_VERBS as _HABIT_VERBS
@@ -82,6 +90,8 @@ __all__ = [
     "is_informative",
     "find_cessation",
     "analyze_stance",
+    "STANCE_LABELS",
+    "stance_label",
     "find_time",
     "find_entities",
     "key_topic",
@@ -648,12 +658,20 @@ def find_cessation(text: str) -> str | None:
     """
     low = normalize(text)
     for m in _CESSATION_RE.finditer(low):
-        if not _cancelled(low, m.start()):
+        if not _cancelled(low, m):
             return m.group(0)
     return None
 
 
-def _cancelled(low: str, start: int) -> bool:
+# "anymore" needs a negator before it ("I don't hike anymore"): a negator there is
+# part of the cessation, not a cancellation of it.
+_NEEDS_NEGATOR = frozenset({"anymore", "any more"})
+
+
+def _cancelled(low: str, m: re.Match[str]) -> bool:
+    if m.group(0) in _NEEDS_NEGATOR:
+        return False
+    start = m.start()
     return _CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None
 
 
@@ -661,7 +679,7 @@ def _cessation_state(low: str) -> tuple[bool, bool]:
     # (an uncancelled cessation phrase occurs, a cancelled one occurs)
     cancelled = False
     for m in _CESSATION_RE.finditer(low):
-        if _cancelled(low, m.start()):
+        if _cancelled(low, m):
             cancelled = True
         else:
             return True, cancelled
@@ -762,6 +780,68 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     affect = _sign(affect)
     polarity = -1 if cessation else _sign(2 * stance + affect)
     return Stance(polarity, stance, affect, negated, free_neg, cessation)
+
+
+STANCE_LABELS: tuple[str, ...] = ("positive", "negative", "neutral", "stopped", "started")
+
+
+def stance_label(text: str, tokens: list[str] | None = None) -> str:
+    """The speaker's stance toward what a sentence is about, as one of five labels.
+
+    ``"stopped"`` when it ends something (an uncancelled cessation phrase of
+    :func:`find_cessation`, "I'm over spin classes", "I haven't played tennis since I
+    moved"); ``"started"`` when it takes something up ("I've started swimming", "I took
+    up yoga", "I've gone vegan"); else the polarity of :func:`analyze_stance` plus
+    stance idioms ("can't bear", "drives me up the wall", "means the world to me"):
+    ``"positive"`` or ``"negative"``; a negation of the statement itself or a frequency
+    word that denies a habit ("I don't own a car", "I rarely watch TV") is
+    ``"negative"``; else ``"neutral"``.
+
+    Two frames change the reading. In a hypothetical ("If I ever quit my job, I'd open
+    a studio") nothing has stopped or started. After an intention or wish ("I'm trying
+    to quit smoking", "I'd like to get better at chess") what follows is wanted, not
+    held: only the words before the frame carry a stance, so a goal reads neutral
+    unless its speaker says how they feel ("I'd love to visit Patagonia").
+
+    Parameters
+    ----------
+    text : str
+    tokens : list of str, optional
+        ``tokenize(text)`` when the caller already has it.
+
+    Returns
+    -------
+    str
+        One of :data:`STANCE_LABELS`.
+    """
+    low = normalize(text)
+    frame = _INTENT_FRAME_RE.search(low)
+    if frame is not None:
+        low = low[: frame.start()]
+    elif _HYPOTHETICAL_RE.search(low) is None:
+        if find_cessation(low) is not None or _STOP_EXTRA_RE.search(low) is not None:
+            return "stopped"
+        toks_all = tokens if tokens is not None else tokenize(low)
+        if _START_RE.search(low) is not None and has_first_person(toks_all):
+            return "started"
+    else:
+        # "If I had time I would ...": a wish; its stance is that of a goal.
+        frame_like = _INTENT_FRAME_RE.search(low)
+        low = low[: frame_like.start()] if frame_like is not None else low
+    pos = _STANCE_PHRASE_POS_RE.search(low) is not None
+    neg = _STANCE_PHRASE_NEG_RE.search(low) is not None
+    if pos != neg:
+        return "positive" if pos else "negative"
+    low = _COMPOUND_NOT_AFFECT_RE.sub(" ", low)
+    toks = tokenize(low)
+    st = analyze_stance(low, toks)
+    if st.polarity > 0:
+        return "positive"
+    if st.polarity < 0:
+        return "negative"
+    if st.free_negation or not _RARE_WORDS.isdisjoint(toks):
+        return "negative"
+    return "neutral"
 
 
 def _maybe_cessation(tokens: list[str]) -> bool:

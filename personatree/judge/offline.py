@@ -31,6 +31,7 @@ from ..text import (
     normalize,
     pattern_phrase,
     split_sentences,
+    stance_label,
     strip_summary_suffix,
     tokenize,
 )
@@ -187,7 +188,9 @@ class OfflineJudge:
         winning score.
 
         Attributes: ``polarity`` (-1/0/+1), ``negated``, ``cessation`` (see
-        :func:`~personatree.text.analyze_stance`), ``topic``
+        :func:`~personatree.text.analyze_stance`), ``stance`` (one of ``positive``,
+        ``negative``, ``neutral``, ``stopped``, ``started``:
+        :func:`~personatree.text.stance_label`), ``topic``
         (:func:`~personatree.text.key_topic`), ``time``
         (:func:`~personatree.text.find_time`), ``entities``
         (:func:`~personatree.text.find_entities`), ``speaker`` (the message name),
@@ -233,6 +236,7 @@ class OfflineJudge:
                 "polarity": st.polarity,
                 "negated": st.negated,
                 "cessation": st.cessation,
+                "stance": stance_label(u.text, u.tokens),
                 "topic": key_topic(u.tokens),
                 "time": find_time(u.text),
                 "entities": find_entities(u.text),
