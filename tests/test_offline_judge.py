@@ -116,11 +116,15 @@ def test_extract_embeds_everything_in_one_batch(embedder: Embedder, registry: Sc
     observations = [obs(f"o{i}", Message("user", f"I went hiking with friend number {i}. I love it."))
                     for i in range(5)]
     out = j.extract(observations)
-    assert counting.calls == [10]
+    # One batch for all sentences; a near-tie between two types is typed again from
+    # the sentence embedded alone, one sentence per call.
+    assert counting.calls[0] == 10 and all(n == 1 for n in counting.calls[1:])
+    assert len(counting.calls) <= 1 + 10
     assert [len(d) for d in out] == [2] * 5
+    sent = len(counting.calls)
     assert j.extract([obs("q", Message("user", "Hi!"), Message("assistant", "I like cats."))]) == [[]]
     assert j.extract([]) == []
-    assert counting.calls == [10]  # nothing to embed, no call
+    assert len(counting.calls) == sent  # nothing to embed, no call
 
 
 def test_extract_locomo_style_speakers(judge: OfflineJudge) -> None:
@@ -160,6 +164,34 @@ def test_extract_locomo_style_speakers(judge: OfflineJudge) -> None:
 def test_extract_types_obvious_examples(judge: OfflineJudge, sentence: str, schema_type: str) -> None:
     [[draft]] = judge.extract([obs("o", Message("user", sentence))])
     assert draft.schema_type == schema_type
+
+
+_BATCH_SENTENCES = [
+    "I used to love climbing but I gave it up.", "My flatmate Theo is a chef.", "I'm saving for a van.",
+    "Thunder makes me jumpy.", "I walk to the bakery every morning.", "I'm fighting off a cold.",
+    "I grew up near the docks.", "We went bowling on Friday.", "I've started learning to sew.",
+    "I'm not a fan of cold soup.", "If I had a garden I'd grow tomatoes.", "My aunt and I write letters.",
+    "I'm fed up with my commute.", "I'm Ines.", "Loves playing chess.", "I hurt my shoulder at the gym.",
+]
+
+
+def test_type_and_stance_do_not_depend_on_the_batch(judge: OfflineJudge) -> None:
+    # Alone, each sentence is its own observation and its own embedding call; in the
+    # batch, 64 observations (the sentences four times over, in shifting order and with
+    # longer neighbours that change the padding) share one call.
+    alone = {}
+    for s in _BATCH_SENTENCES:
+        [[d]] = judge.extract([obs("a", Message("user", s))])
+        alone[s] = (d.schema_type, d.attributes["stance"], d.attributes["type_score"])
+    filler = "I spent the whole long afternoon sorting old photographs from three family holidays by the sea."
+    batch_texts = [(_BATCH_SENTENCES * 4)[(i * 7) % 64] if i % 5 else filler for i in range(64)]
+    out = judge.extract([obs(f"b{i}", Message("user", t)) for i, t in enumerate(batch_texts)])
+    seen = 0
+    for t, [d] in zip(batch_texts, out):
+        if t in alone:
+            assert (d.schema_type, d.attributes["stance"], d.attributes["type_score"]) == alone[t], t
+            seen += 1
+    assert seen >= 48
 
 
 def test_extract_is_deterministic(judge: OfflineJudge) -> None:

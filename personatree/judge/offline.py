@@ -50,11 +50,18 @@ class QueryRouter(Protocol):
 
 
 # -- typing ------------------------------------------------------------------------------
-# score_t(x) = mean of the top-2 cosine similarities of x to type t's examples
-#            + CUE_WEIGHT · min(cue hits of t in x, CUE_CAP)
-_TOP_K = 2
-CUE_WEIGHT = 0.06
+# A multinomial logistic regression over the embeddings of the schema examples, fitted
+# once per process per (embedder, examples); then
+#   score_t(x) = log p_t(x) + CUE_WEIGHT · min(cue hits of t in x, CUE_CAP)
+# and the type is the argmax.
+LOGREG_C = 16.0
+CUE_WEIGHT = 0.1
 CUE_CAP = 2
+# A sentence whose two best scores are closer than this is typed again from its own
+# embedding alone: batch padding moves an embedding by ~1e-6, so only a near-tie can
+# flip with the batch, and re-typing those from one fixed path makes the type the same
+# whichever observations share the call.
+TIE_MARGIN = 0.01
 
 # -- validation ---------------------------------------------------------------------------
 # Cosine similarity is mapped linearly from [SIM_LO, SIM_HI] onto [0, 1].
@@ -144,6 +151,8 @@ class OfflineJudge:
             texts.extend(ex)
         self._bounds = tuple(bounds)
         self._examples = _embedded_examples(embedder, tuple(texts))
+        labels = np.concatenate([np.full(b - a, j) for j, (a, b) in enumerate(bounds)]) if bounds else np.zeros(0)
+        self._model = _fitted_model(embedder, tuple(texts), self._examples, labels)
         # One alternation over every cue of every leaf type; a hit votes for each type
         # that lists the cue. Longest cues first so "i have two" beats "i have a".
         cue_types: dict[str, list[int]] = {}
@@ -227,7 +236,12 @@ class OfflineJudge:
         if not units:
             return out
         emb = np.ascontiguousarray(self._embedder.embed([u.text for u in units]), dtype=np.float32)
-        types, scores = self._classify(emb, units)
+        types, scores, margins = self._classify(emb, units)
+        if len(units) > 1:
+            for i in np.flatnonzero(margins < TIE_MARGIN):
+                alone = np.ascontiguousarray(self._embedder.embed([units[i].text]), dtype=np.float32)
+                t1, s1, _ = self._classify(alone, units[i : i + 1])
+                types[i], scores[i] = t1[0], s1[0]
         names = self._type_names
         for i, u in enumerate(units):
             obs = observations[u.obs]
@@ -255,18 +269,16 @@ class OfflineJudge:
             )
         return out
 
-    def _classify(self, emb: np.ndarray, units: Sequence[_Unit]) -> tuple[np.ndarray, np.ndarray]:
-        """Argmax type index and its score for each embedded unit (see :meth:`extract`)."""
-        sims = emb @ self._examples.T
+    def _classify(self, emb: np.ndarray, units: Sequence[_Unit]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Argmax type index, its probability and the margin to the runner-up score, for
+        each embedded unit (see :meth:`extract`)."""
         n_types = len(self._bounds)
-        scores = np.empty((len(units), n_types), dtype=np.float32)
-        for j, (a, b) in enumerate(self._bounds):
-            block = sims[:, a:b]
-            k = min(_TOP_K, b - a)
-            if k == 1:
-                scores[:, j] = block[:, 0]
-            else:
-                scores[:, j] = np.sort(block, axis=1)[:, -k:].mean(axis=1)
+        if self._model is None:
+            # One leaf type (or none with examples): nothing to decide.
+            n = len(units)
+            return np.zeros(n, dtype=np.int64), np.ones(n), np.full(n, np.inf)
+        proba = self._model.predict_proba(emb.astype(np.float64))
+        scores = np.log(np.clip(proba, 1e-12, 1.0))
         if self._cue_re is not None:
             cue_re, cue_types = self._cue_re, self._cue_types
             for i, u in enumerate(units):
@@ -280,8 +292,11 @@ class OfflineJudge:
                 for j, v in enumerate(votes):
                     if v:
                         scores[i, j] += CUE_WEIGHT * min(v, CUE_CAP)
-        best = np.argmax(scores, axis=1)
-        return best, np.round(scores[np.arange(len(units)), best].astype(np.float64), 4)
+        order = np.argsort(-scores, axis=1, kind="stable")
+        rows = np.arange(len(units))
+        best = order[:, 0]
+        margin = scores[rows, best] - scores[rows, order[:, 1]]
+        return best, np.round(proba[rows, best], 3), margin
 
     # ---------------------------------------------------------------------------------
     # validation
@@ -487,6 +502,32 @@ def _embedded_examples(embedder: Embedder, texts: tuple[str, ...]) -> np.ndarray
         hit.flags.writeable = False
         with _EXAMPLE_CACHE_LOCK:
             _EXAMPLE_CACHE[key] = hit
+    return hit
+
+
+_MODEL_CACHE: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+def _fitted_model(embedder: Embedder, texts: tuple[str, ...], examples: np.ndarray, labels: np.ndarray) -> Any:
+    """The logistic regression from example embeddings to leaf types, fitted once per
+    process per embedder and example list (``None`` with fewer than two types).
+
+    A linear model over all examples separates the types better than nearest examples
+    do: it learns which directions of the embedding space tell a routine from a
+    preference, where similarity to a few examples is swayed by the topic ("I stopped
+    running" is near "I ran a 10k", an event).
+    """
+    if len(set(labels.tolist())) < 2:
+        return None
+    key = (embedder.name, texts)
+    with _EXAMPLE_CACHE_LOCK:
+        hit = _MODEL_CACHE.get(key)
+    if hit is None:
+        from sklearn.linear_model import LogisticRegression
+
+        hit = LogisticRegression(C=LOGREG_C, max_iter=5000).fit(examples.astype(np.float64), labels)
+        with _EXAMPLE_CACHE_LOCK:
+            _MODEL_CACHE[key] = hit
     return hit
 
 
