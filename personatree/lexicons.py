@@ -24,6 +24,8 @@ __all__ = [
     "FIRST_PERSON_SUBJECT",
     "REQUEST_LEADS",
     "REQUEST_VERBS",
+    "REQUEST_MODALS",
+    "REQUEST_MODAL_EXEMPT",
     "ADVERBS",
     "AFFECT_NEG",
     "AFFECT_POS",
@@ -118,8 +120,14 @@ REQUEST_VERBS: frozenset[str] = frozenset(
     pretend assume simulate respond reply rephrase proofread shorten expand elaborate
     brainstorm prepare compose produce modify refactor optimize optimise debug test
     visualize plot draw sketch illustrate detail clarify specify determine estimate
-    predict review critique""".split()
+    predict review critique help plan""".split()
 )
+# Modals that open a polite request to the other party ("Could you make this formal",
+# "Can you list ..."); after them "you" is the subject of the task.
+REQUEST_MODALS: frozenset[str] = frozenset("could can would will".split())
+# Verbs after "can you ..." that share something rather than ask for a task ("Can you
+# believe I ran 10k?").
+REQUEST_MODAL_EXEMPT: frozenset[str] = frozenset("believe imagine guess tell".split())
 # Words that make a first-person sentence a lasting disposition rather than an event:
 # habits ("I usually..."), likes and aversions ("I avoid..."), and standing constraints
 # ("I keep a nut-free diet", "... doesn't suit me").

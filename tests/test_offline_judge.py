@@ -341,3 +341,41 @@ def test_summarize_spans_and_root(judge, embedder) -> None:
     assert r.attributes["span"] == "Nov 2023–Feb 2024"
     with pytest.raises(ValueError):
         judge.summarize([], Level.MID, "fact")
+
+
+# -- requests and questions through the engine --------------------------------------------
+
+_NOT_EVIDENCE = [
+    "Any dessert ideas for me?",
+    "What should I cook tonight?",
+    "Could you make this sound formal: we are late.",
+]
+
+
+def _leaf_texts(tree, user: str) -> list[str]:
+    return sorted(n.content for n in tree.nodes(user, Level.LEAF))
+
+
+def test_observe_makes_no_leaf_from_requests_or_questions(tmp_path, embedder: Embedder, registry: SchemaRegistry) -> None:
+    from tests.helpers import Parts, open_tree
+
+    parts = Parts(embedder, registry, OfflineJudge(embedder, registry))
+    tree = open_tree(tmp_path / "t.db", parts, T0)
+    for i, text in enumerate(_NOT_EVIDENCE):
+        tree.observe("ana", [{"role": "user", "content": text}], at=T0, session_id=f"s{i}")
+    tree.observe("ana", [{"role": "user", "content": "I'm vegan. Any dessert ideas for me?"}], at=T0, session_id="s9")
+    assert _leaf_texts(tree, "ana") == ["I'm vegan."]
+
+
+def test_observe_many_makes_no_leaf_from_requests_or_questions(tmp_path, embedder: Embedder, registry: SchemaRegistry) -> None:
+    from tests.helpers import Parts, open_tree
+
+    parts = Parts(embedder, registry, OfflineJudge(embedder, registry))
+    tree = open_tree(tmp_path / "t.db", parts, T0)
+    items = [{"messages": [{"role": "user", "content": t}], "at": T0, "session_id": "s1"} for t in _NOT_EVIDENCE]
+    items.append({"messages": [{"role": "user", "content": "I just moved to Oslo - what should I see first?"},
+                               {"role": "assistant", "content": "The fjord is lovely."},
+                               {"role": "user", "content": "Help me plan a weekend there. I hate crowds."}],
+                  "at": T0, "session_id": "s2"})
+    tree.observe_many("ana", items)
+    assert _leaf_texts(tree, "ana") == ["I hate crowds.", "I just moved to Oslo"]

@@ -25,7 +25,7 @@ from ..text import (
     find_entities,
     find_time,
     format_span,
-    is_informative,
+    informative_part,
     key_topic,
     lemma,
     normalize,
@@ -184,8 +184,10 @@ class OfflineJudge:
         are not about the user). Each is split into sentences
         (:func:`~personatree.text.split_sentences`; sentences over ``max_chars`` are
         chunked) and a sentence is kept when :func:`~personatree.text.is_informative`
-        says it is about the speaker or their life (greetings, reactions and questions
-        to the other party are dropped). All kept sentences of all observations are
+        says it is about the speaker or their life: greetings, reactions, questions and
+        requests to the other party make no leaf, while a statement the speaker opens a
+        question with keeps its own leaf ("I'm vegan, any dessert ideas?" keeps "I'm
+        vegan"; :func:`~personatree.text.informative_part`). All kept sentences of all observations are
         embedded in ONE ``embedder.embed`` call.
 
         Schema type: for each leaf-level type t with examples e_t1..e_tk (embedded once
@@ -229,9 +231,9 @@ class OfflineJudge:
                     for piece in pieces:
                         idx = k
                         k += 1
-                        toks = tokenize(piece)
-                        if is_informative(piece, toks):
-                            units.append(_Unit(oi, ti, idx, piece, toks, msg.name))
+                        kept = informative_part(piece, tokenize(piece))
+                        if kept is not None:
+                            units.append(_Unit(oi, ti, idx, kept, tokenize(kept), msg.name))
         out: list[list[LeafDraft]] = [[] for _ in observations]
         if not units:
             return out
