@@ -892,10 +892,11 @@ def stance_label(text: str, tokens: list[str] | None = None) -> str:
         One of :data:`STANCE_LABELS`.
     """
     low = normalize(text)
+    hypothetical = _HYPOTHETICAL_RE.search(low) is not None
     frame = _INTENT_FRAME_RE.search(low)
     if frame is not None:
         low = low[: frame.start()]
-    elif _HYPOTHETICAL_RE.search(low) is None:
+    elif not hypothetical:
         if find_cessation(low) is not None or _STOP_EXTRA_RE.search(low) is not None:
             return "stopped"
         toks_all = tokens if tokens is not None else tokenize(low)
@@ -912,9 +913,12 @@ def stance_label(text: str, tokens: list[str] | None = None) -> str:
     low = _COMPOUND_NOT_AFFECT_RE.sub(" ", low)
     toks = tokenize(low)
     st = analyze_stance(low, toks)
-    if st.polarity > 0:
+    # In a hypothetical a cessation verb ended nothing ("If I ever quit ..."): only the
+    # stance and affect words count.
+    polarity = _sign(2 * st.stance + st.affect) if hypothetical and st.cessation else st.polarity
+    if polarity > 0:
         return "positive"
-    if st.polarity < 0:
+    if polarity < 0:
         return "negative"
     if st.free_negation or not _RARE_WORDS.isdisjoint(toks):
         return "negative"

@@ -26,6 +26,7 @@ from personatree.text import (
     lemma,
     pattern_phrase,
     split_sentences,
+    stance_label,
     strip_summary_suffix,
     tokenize,
 )
@@ -355,3 +356,36 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
     sentence: str, expected: bool
 ) -> None:
     assert is_disposition(sentence) is expected
+
+
+# -- stance labels ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stance"),
+    [
+        ("I adore long train journeys.", "positive"),
+        ("I can't bear loud bars.", "negative"),
+        ("Cold porridge is not my thing.", "negative"),
+        ("I don't own a bike.", "negative"),
+        ("I rarely cook at home.", "negative"),
+        ("I don't paint anymore.", "stopped"),
+        ("I gave up chess when the club closed.", "stopped"),
+        ("I no longer drink coffee.", "stopped"),
+        ("I'm over team sports.", "stopped"),
+        ("I haven't surfed since the accident.", "stopped"),
+        ("I've started rowing on Sundays.", "started"),
+        ("I took up the cello in the autumn.", "started"),
+        ("I've gone vegetarian.", "started"),
+        ("If I ever quit teaching, I'd run a bookshop.", "neutral"),
+        ("I'm trying to quit sugar.", "neutral"),
+        ("I'd like to spend more time outdoors.", "neutral"),
+        ("I'd love to see the northern lights.", "positive"),
+        ("I never stopped drawing.", "positive"),
+        ("I'm over the moon about the new flat.", "positive"),
+        ("I live in a small flat near the harbour.", "neutral"),
+        ("My best friend lives in Leeds.", "neutral"),
+    ],
+)
+def test_stance_label(sentence: str, stance: str) -> None:
+    assert stance_label(sentence) == stance
