@@ -24,12 +24,22 @@ __all__ = [
     "FIRST_PERSON_SUBJECT",
     "REQUEST_LEADS",
     "REQUEST_VERBS",
+    "REQUEST_MODALS",
+    "REQUEST_MODAL_EXEMPT",
     "ADVERBS",
     "AFFECT_NEG",
     "AFFECT_POS",
     "CESSATION_CANCEL_RE",
     "CESSATION_RE",
     "CESSATION_TRIGGERS",
+    "START_RE",
+    "INTENT_FRAME_RE",
+    "HYPOTHETICAL_RE",
+    "RARE_WORDS",
+    "STANCE_PHRASE_POS_RE",
+    "STANCE_PHRASE_NEG_RE",
+    "COMPOUND_NOT_AFFECT_RE",
+    "STOP_EXTRA_RE",
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
@@ -110,8 +120,14 @@ REQUEST_VERBS: frozenset[str] = frozenset(
     pretend assume simulate respond reply rephrase proofread shorten expand elaborate
     brainstorm prepare compose produce modify refactor optimize optimise debug test
     visualize plot draw sketch illustrate detail clarify specify determine estimate
-    predict review critique""".split()
+    predict review critique help plan""".split()
 )
+# Modals that open a polite request to the other party ("Could you make this formal",
+# "Can you list ..."); after them "you" is the subject of the task.
+REQUEST_MODALS: frozenset[str] = frozenset("could can would will".split())
+# Verbs after "can you ..." that share something rather than ask for a task ("Can you
+# believe I ran 10k?").
+REQUEST_MODAL_EXEMPT: frozenset[str] = frozenset("believe imagine guess tell".split())
 # Words that make a first-person sentence a lasting disposition rather than an event:
 # habits ("I usually..."), likes and aversions ("I avoid..."), and standing constraints
 # ("I keep a nut-free diet", "... doesn't suit me").
@@ -249,7 +265,8 @@ AFFECT_POS: frozenset[str] = frozenset(
     peaceful good better best thrilled blessed lucky joy joyful nice cool powerful accepted
     supportive helpful delighted pleased content satisfied comfortable confident healthy
     fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
-    lovely stoked pumped motivated energized hopeful free relief""".split()
+    lovely stoked pumped motivated energized hopeful free relief calms soothes soothing
+    relaxes cheers smile smiles laugh laughs peace energy healthier rested supporter""".split()
 )
 AFFECT_NEG: frozenset[str] = frozenset(
     """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
@@ -257,7 +274,10 @@ AFFECT_NEG: frozenset[str] = frozenset(
     terrible horrible bad worse worst painful pain hurt hurts sick ill injury injured sore
     miserable depressed depressing difficult tough struggling struggle struggled
     disappointed disappointing overwhelmed swamped fear scary broke heartbroken grief
-    crying cried rough exhausting drained burnt burned sucks hated""".split()
+    crying cried rough exhausting drained burnt burned sucks hated stresses upsets upsetting
+    furious irritable grumpy tense dizzy panic panicky terrify terrifies terrified freeze
+    overthink headache headaches migraine migraines nasty grieving badly bore bores
+    miss missed distant argue argued clash clashes crutches shake""".split()
 )
 
 NEGATORS: frozenset[str] = frozenset(
@@ -284,7 +304,8 @@ CESSATION_RE: re.Pattern[str] = re.compile(
     r"\b(?:stopped|quit|quitting|quits|gave up|give up|given up|giving up|no longer|"
     r"not anymore|anymore|any more|(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )"
     r"(?<!getting )used to|lost interest|lose interest|grew out of|grown out of|"
-    r"got tired of|sick of|fed up|over it)\b"
+    r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
+    r"retired|gone off|dropped out)\b"
 )
 # A negator right before a cessation verb cancels it ("I never stopped", "can't quit").
 CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(
@@ -296,8 +317,58 @@ CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(
 # so a phrase added above needs its trigger word added here.
 CESSATION_TRIGGERS: frozenset[str] = frozenset(
     """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
-    grown tired sick fed over""".split()
+    grown tired sick fed over broke broken split cut retired gone dropped""".split()
 )
+
+
+# --------------------------------------------------------------------------------------
+# Stance labels: starts, intentions, hypotheticals, idioms
+# --------------------------------------------------------------------------------------
+
+# A start: the speaker took something up ("I've started swimming", "I took up yoga",
+# "I've recently got into jazz", "we just got engaged", "I've gone vegan"). Only past
+# and perfect forms: "I want to start a business" is a goal, not a start.
+START_RE: re.Pattern[str] = re.compile(
+    r"\b(?:started|begun|began|took up|taken up|picked up|got into|gotten into|"
+    r"getting into|got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
+    r"went (?:vegan|vegetarian)|developed a taste for|made a new friend|"
+    r"signed up for|joined)\b"
+)
+# An intention or wish frame: what follows it is wanted, not held ("I'm trying to quit
+# smoking", "I'd like to spend more time...", "I want to be debt-free"). The stance of
+# such a sentence is read from the words before the frame only.
+INTENT_FRAME_RE: re.Pattern[str] = re.compile(
+    r"\b(?:want(?:s|ed)? to|hop(?:e|es|ing) to|try(?:ing)? to|plan(?:ning)? to|aim(?:ing)? to|"
+    r"(?:would|i'd|we'd) like to|working (?:on|toward|towards)|determined to|"
+    r"need to|wish i could|my (?:goal|dream|plan) is)\b"
+)
+# A hypothetical: nothing in it has happened ("If I ever quit my job, I'd ...").
+HYPOTHETICAL_RE: re.Pattern[str] = re.compile(r"^\W*(?:even )?if\b|\bif (?:i|we) (?:ever|had|could|were)\b")
+# Frequency words that deny a habit without a negator ("I rarely watch TV").
+RARE_WORDS: frozenset[str] = frozenset("rarely seldom hardly barely".split())
+# Idioms whose stance the word lists cannot see.
+STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
+    r"\b(?:mean(?:s)? (?:the world|everything|a lot|so much) to (?:me|us)|there for (?:me|us)|"
+    r"(?:are|is|'re|am|'m) (?:really |very |so |super )?close|close friends?|"
+    r"cheers? (?:me|us) up|lifts? (?:my|our) (?:mood|spirits)|clears? my head|"
+    r"(?:'m|am|'re|are|really|so) into\b|(?:i'd|i would|we'd) (?:rather|choose|pick)|"
+    r"i'd take .{1,40} over|makes? (?:me|us) laugh|over the moon)"
+)
+STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
+    r"\b(?:can't bear|cannot bear|can't stand|drives? me (?:up the wall|crazy|mad|nuts|insane)|"
+    r"gets? to me|throws? me off|not (?:really )?my thing|hits? me hard|lose my temper|"
+    r"hard to (?:deal|get along|talk|live) with|never again)"
+)
+# Cessations the main pattern leaves out because they need more context: "I'm over
+# spin classes" (not "over the moon", "over 40"), "I haven't played tennis since I
+# moved".
+STOP_EXTRA_RE: re.Pattern[str] = re.compile(
+    r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
+    r"(?:\w+ ){1,5}since\b"
+)
+# Affect words inside a compound noun carry no stance ("my best friend", "good
+# morning"): they are blanked before the stance is read.
+COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(r"\b(?:best friends?|good morning|free time|cool down|fun runs?)\b")
 
 
 # --------------------------------------------------------------------------------------

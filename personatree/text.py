@@ -37,6 +37,14 @@ from .lexicons import AFFECT_POS as _AFFECT_POS
 from .lexicons import CESSATION_CANCEL_RE as _CESSATION_CANCEL_RE
 from .lexicons import CESSATION_RE as _CESSATION_RE
 from .lexicons import CESSATION_TRIGGERS as _CESSATION_TRIGGERS
+from .lexicons import COMPOUND_NOT_AFFECT_RE as _COMPOUND_NOT_AFFECT_RE
+from .lexicons import HYPOTHETICAL_RE as _HYPOTHETICAL_RE
+from .lexicons import INTENT_FRAME_RE as _INTENT_FRAME_RE
+from .lexicons import RARE_WORDS as _RARE_WORDS
+from .lexicons import STANCE_PHRASE_NEG_RE as _STANCE_PHRASE_NEG_RE
+from .lexicons import STANCE_PHRASE_POS_RE as _STANCE_PHRASE_POS_RE
+from .lexicons import START_RE as _START_RE
+from .lexicons import STOP_EXTRA_RE as _STOP_EXTRA_RE
 from .lexicons import DISPOSITION_MARKERS as _DISPOSITION_MARKERS
 from .lexicons import FILLERS as _FILLERS
 from .lexicons import HABIT_VERBS as _HABIT_VERBS
@@ -57,6 +65,8 @@ from .lexicons import PAST_IRREGULAR as _PAST_IRREGULAR
 from .lexicons import POSITIVE_NEGATED as _POSITIVE_NEGATED
 from .lexicons import PRONOUN_CAPS as _PRONOUN_CAPS
 from .lexicons import REQUEST_LEADS as _REQUEST_LEADS
+from .lexicons import REQUEST_MODAL_EXEMPT as _REQUEST_MODAL_EXEMPT
+from .lexicons import REQUEST_MODALS as _REQUEST_MODALS
 from .lexicons import REQUEST_VERBS as _REQUEST_VERBS
 from .lexicons import SECOND_PERSON as _SECOND_PERSON
 from .lexicons import STANCE_NEG as _STANCE_NEG
@@ -80,8 +90,11 @@ __all__ = [
     "looks_like_code",
     "is_question",
     "is_informative",
+    "informative_part",
     "find_cessation",
     "analyze_stance",
+    "STANCE_LABELS",
+    "stance_label",
     "find_time",
     "find_entities",
     "key_topic",
@@ -401,26 +414,44 @@ _WANT_YOU_TO_RE = re.compile(
 )
 
 
+# "I'd like some ideas for dinner", "I need recommendations for a hotel", "I'm looking
+# for suggestions": a request phrased in the first person, asking for options.
+_ASK_FOR_OPTIONS_RE = re.compile(
+    r"^\W*(?:(?:so|ok|okay|now|hi|hey|also),?\s+)*(?:i|we)(?:'d| would| really)?\s+"
+    r"(?:like|love|want|need|could use|'m looking for|am looking for|are looking for)\s+"
+    r"(?:some|a few|a couple of|an?|your|any|more|good)?\s*(?:[\w'-]+\s+){0,2}?"
+    r"(?:ideas?|suggestions?|recommendations?|tips|options|inspiration|recipes?)\b",
+    re.I,
+)
+
+
 def _is_framed_request(sentence: str) -> bool:
-    """A task whose payload follows a colon ("Make this formal: I loved the dinner")
-    or that asks the other party in the first person ("I'd like you to list ...")."""
-    if _WANT_YOU_TO_RE.search(sentence) is not None:
+    """A task whose payload follows a colon ("Make this formal: I loved the dinner"),
+    that asks the other party in the first person ("I'd like you to list ..."), or that
+    asks for options ("I'd like some ideas for a vegetarian dinner")."""
+    if _WANT_YOU_TO_RE.search(sentence) is not None or _ASK_FOR_OPTIONS_RE.search(sentence) is not None:
         return True
     head, colon, _ = sentence.partition(":")
-    return bool(colon) and is_request(tokenize(head))
+    return bool(colon) and is_request(tokenize(head), head)
 
 
-def is_request(tokens: list[str]) -> bool:
+def is_request(tokens: list[str], sentence: str | None = None) -> bool:
     """Whether a sentence is a task given to the other party ("List five ...").
 
     It opens (after "please", "now"...) with a task verb such as "list", "write",
-    "compare", and the speaker is not its subject anywhere ("Write me a poem" is a
-    request; "Write it down, I always forget" says something about the speaker).
+    "compare", "suggest", or with a polite modal and "you" ("Could you make this
+    formal", not "Can you believe ..."); and the speaker is not the subject of a clause
+    of its own ("Write me a poem" and "Suggest a recipe I could make" are requests;
+    "Write it down, I always forget" says something about the speaker). Without
+    ``sentence`` any first-person subject makes it a statement.
 
     Parameters
     ----------
     tokens : list of str
         Output of :func:`tokenize`.
+    sentence : str, optional
+        The sentence, to tell a first-person subject of the task's own words ("a
+        recipe I could make") from one of a clause after a comma.
 
     Returns
     -------
@@ -429,11 +460,34 @@ def is_request(tokens: list[str]) -> bool:
     i = 0
     while i < len(tokens) and tokens[i] in _REQUEST_LEADS:
         i += 1
-    return (
-        i < len(tokens)
-        and tokens[i] in _REQUEST_VERBS
-        and _FIRST_PERSON_SUBJECT.isdisjoint(tokens)
-    )
+    if i >= len(tokens):
+        return False
+    if tokens[i] in _REQUEST_MODALS and i + 1 < len(tokens) and tokens[i + 1] == "you":
+        j = i + 2
+        while j < len(tokens) and tokens[j] in _REQUEST_LEADS:
+            j += 1
+        if j >= len(tokens) or tokens[j] in _REQUEST_MODAL_EXEMPT:
+            return False
+    elif tokens[i] not in _REQUEST_VERBS:
+        return False
+    if _FIRST_PERSON_SUBJECT.isdisjoint(tokens):
+        return True
+    if sentence is None:
+        return False
+    # The speaker speaks for themself only in a clause after a break ("..., I always forget").
+    _, sep, tail = _split_first_clause(sentence)
+    return not sep or _FIRST_PERSON_SUBJECT.isdisjoint(tokenize(tail))
+
+
+_CLAUSE_SEP_RE = re.compile(r"[,;]|\s[-\u2013\u2014]\s")
+
+
+def _split_first_clause(sentence: str) -> tuple[str, str, str]:
+    """(head, separator, tail) at the first clause break; ("sentence", "", "") without one."""
+    m = _CLAUSE_SEP_RE.search(sentence)
+    if m is None:
+        return sentence, "", ""
+    return sentence[: m.start()], m.group(0), sentence[m.end():]
 
 
 # A stated habit or choice is one sentence; a "sentence" longer than this is pasted
@@ -528,14 +582,17 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
     a kept one only costs a leaf):
 
     1. No letters (emoji only, numbers only) → drop.
-    2. A question is kept only when it is about the speaker: it has a first-person
-       pronoun and no second-person one ("Should I move to Berlin?"); questions to the
-       other party ("How have you been?", "What about you?") are dropped.
+    2. A question is dropped, whoever it is about: it asks ("How have you been?",
+       "What should I cook tonight?", "Any dessert ideas for me?") rather than tells.
+       A statement before it in the same message is a sentence of its own and is kept
+       ("I'm vegan. Any dessert ideas?"); see :func:`informative_part` for one joined
+       by a comma.
     3. A statement led by "you"/"your" without any first-person pronoun is about the
        other party ("You'd be a great counselor!") → drop. So is a task given to the
-       other party (:func:`is_request`: "Write me a packing list for Iceland"; also
-       with its payload after a colon, "Make this formal: I loved the dinner", or asked
-       in the first person, "I'd like you to refactor this") and a line of pasted
+       other party (:func:`is_request`: "Write me a packing list for Iceland", "Could
+       you make this formal"; also with its payload after a colon, "Make this formal:
+       I loved the dinner", asked in the first person, "I'd like you to refactor this",
+       or asking for options, "I'd like some ideas for dinner") and a line of pasted
        source code (:func:`looks_like_code`): like a question to the
        other party, they describe the task, not the speaker.
     4. Greeting/politeness phrases ("good to see you", "take care") are removed; the
@@ -562,10 +619,10 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
         return False
     first_person = has_first_person(toks)
     if is_question(sentence):
-        return first_person and _SECOND_PERSON.isdisjoint(toks)
+        return False
     if toks[0] in _SECOND_PERSON and not first_person:
         return False
-    if is_request(toks) or looks_like_code(sentence) or _is_framed_request(sentence):
+    if is_request(toks, sentence) or looks_like_code(sentence) or _is_framed_request(sentence):
         return False
     low = normalize(sentence)
     if _FILLER_PHRASE_RE.search(low) is not None:
@@ -591,6 +648,36 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
         return True
     # A lone capitalised content word is a vocative ("Great, Marisol!"), not content.
     return sentiment and not (last and last[:1].upper() + last[1:] in sentence[1:])
+
+
+def informative_part(sentence: str, tokens: list[str] | None = None) -> str | None:
+    """The part of a sentence that is evidence about the speaker, or ``None``.
+
+    The sentence itself when :func:`is_informative` keeps it. A question or request
+    that opens with a statement of the speaker's own, joined by a comma, semicolon or
+    dash ("I'm vegan, any dessert ideas?", "I just moved to Oslo - what should I see
+    first?"), gives that statement; anything else gives ``None``.
+
+    Parameters
+    ----------
+    sentence : str
+    tokens : list of str, optional
+        ``tokenize(sentence)`` when the caller already has it.
+
+    Returns
+    -------
+    str or None
+    """
+    if is_informative(sentence, tokens):
+        return sentence
+    head, sep, tail = _split_first_clause(sentence)
+    if not sep or not tail.strip():
+        return None
+    head = head.strip()
+    htoks = tokenize(head)
+    if _FIRST_PERSON_SUBJECT.isdisjoint(htoks[:2]):
+        return None  # only a clause the speaker opens as its subject stands alone
+    return head if is_informative(head, htoks) else None
 
 
 # --------------------------------------------------------------------------------------
@@ -648,12 +735,20 @@ def find_cessation(text: str) -> str | None:
     """
     low = normalize(text)
     for m in _CESSATION_RE.finditer(low):
-        if not _cancelled(low, m.start()):
+        if not _cancelled(low, m):
             return m.group(0)
     return None
 
 
-def _cancelled(low: str, start: int) -> bool:
+# "anymore" needs a negator before it ("I don't hike anymore"): a negator there is
+# part of the cessation, not a cancellation of it.
+_NEEDS_NEGATOR = frozenset({"anymore", "any more"})
+
+
+def _cancelled(low: str, m: re.Match[str]) -> bool:
+    if m.group(0) in _NEEDS_NEGATOR:
+        return False
+    start = m.start()
     return _CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None
 
 
@@ -661,7 +756,7 @@ def _cessation_state(low: str) -> tuple[bool, bool]:
     # (an uncancelled cessation phrase occurs, a cancelled one occurs)
     cancelled = False
     for m in _CESSATION_RE.finditer(low):
-        if _cancelled(low, m.start()):
+        if _cancelled(low, m):
             cancelled = True
         else:
             return True, cancelled
@@ -762,6 +857,72 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     affect = _sign(affect)
     polarity = -1 if cessation else _sign(2 * stance + affect)
     return Stance(polarity, stance, affect, negated, free_neg, cessation)
+
+
+STANCE_LABELS: tuple[str, ...] = ("positive", "negative", "neutral", "stopped", "started")
+
+
+def stance_label(text: str, tokens: list[str] | None = None) -> str:
+    """The speaker's stance toward what a sentence is about, as one of five labels.
+
+    ``"stopped"`` when it ends something (an uncancelled cessation phrase of
+    :func:`find_cessation`, "I'm over spin classes", "I haven't played tennis since I
+    moved"); ``"started"`` when it takes something up ("I've started swimming", "I took
+    up yoga", "I've gone vegan"); else the polarity of :func:`analyze_stance` plus
+    stance idioms ("can't bear", "drives me up the wall", "means the world to me"):
+    ``"positive"`` or ``"negative"``; a negation of the statement itself or a frequency
+    word that denies a habit ("I don't own a car", "I rarely watch TV") is
+    ``"negative"``; else ``"neutral"``.
+
+    Two frames change the reading. In a hypothetical ("If I ever quit my job, I'd open
+    a studio") nothing has stopped or started. After an intention or wish ("I'm trying
+    to quit smoking", "I'd like to get better at chess") what follows is wanted, not
+    held: only the words before the frame carry a stance, so a goal reads neutral
+    unless its speaker says how they feel ("I'd love to visit Patagonia").
+
+    Parameters
+    ----------
+    text : str
+    tokens : list of str, optional
+        ``tokenize(text)`` when the caller already has it.
+
+    Returns
+    -------
+    str
+        One of :data:`STANCE_LABELS`.
+    """
+    low = normalize(text)
+    hypothetical = _HYPOTHETICAL_RE.search(low) is not None
+    frame = _INTENT_FRAME_RE.search(low)
+    if frame is not None:
+        low = low[: frame.start()]
+    elif not hypothetical:
+        if find_cessation(low) is not None or _STOP_EXTRA_RE.search(low) is not None:
+            return "stopped"
+        toks_all = tokens if tokens is not None else tokenize(low)
+        if _START_RE.search(low) is not None and has_first_person(toks_all):
+            return "started"
+    else:
+        # "If I had time I would ...": a wish; its stance is that of a goal.
+        frame_like = _INTENT_FRAME_RE.search(low)
+        low = low[: frame_like.start()] if frame_like is not None else low
+    pos = _STANCE_PHRASE_POS_RE.search(low) is not None
+    neg = _STANCE_PHRASE_NEG_RE.search(low) is not None
+    if pos != neg:
+        return "positive" if pos else "negative"
+    low = _COMPOUND_NOT_AFFECT_RE.sub(" ", low)
+    toks = tokenize(low)
+    st = analyze_stance(low, toks)
+    # In a hypothetical a cessation verb ended nothing ("If I ever quit ..."): only the
+    # stance and affect words count.
+    polarity = _sign(2 * st.stance + st.affect) if hypothetical and st.cessation else st.polarity
+    if polarity > 0:
+        return "positive"
+    if polarity < 0:
+        return "negative"
+    if st.free_negation or not _RARE_WORDS.isdisjoint(toks):
+        return "negative"
+    return "neutral"
 
 
 def _maybe_cessation(tokens: list[str]) -> bool:

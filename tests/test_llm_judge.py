@@ -285,6 +285,23 @@ def test_pairs_left_out_of_an_answer_fall_back_one_by_one(embedder, registry, of
     assert (event.operation, event.kind, event.items) == ("validate", "incomplete", 1)
 
 
+def test_extraction_carries_stance_and_drops_quoted_questions(embedder, registry, offline) -> None:
+    from personatree.types import Message, Observation
+
+    answer = json.dumps({"leaves": [
+        {"interaction": 0, "message": 0, "text": "I'm vegan.", "type": "fact", "stance": "started"},
+        {"interaction": 0, "message": 0, "text": "Any dessert ideas for me?", "type": "preference"},
+        {"interaction": 0, "message": 0, "text": "I quit dairy last year", "type": "routine", "polarity": -1},
+    ]})
+    model = ScriptedModel("plain", {"extract": [answer]})
+    judge = make(embedder, registry, offline, model)
+    text = "I'm vegan. I quit dairy last year. Any dessert ideas for me?"
+    [drafts] = judge.extract([Observation("o", "ana", "s", T0, (Message("user", text),))])
+    assert [(d.content, d.attributes["stance"]) for d in drafts] == [("I'm vegan.", "started"),
+                                                                      ("I quit dairy last year", "stopped")]
+    assert drafts[1].attributes["cessation"] is True  # the offline reading filled the missing stance
+
+
 def test_extraction_drops_invented_quotes_and_batches_observations(embedder, registry, offline) -> None:
     from personatree.types import Message, Observation
 

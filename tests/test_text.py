@@ -18,6 +18,7 @@ from personatree.text import (
     find_time,
     format_span,
     is_disposition,
+    informative_part,
     is_informative,
     looks_like_code,
     is_question,
@@ -25,6 +26,7 @@ from personatree.text import (
     lemma,
     pattern_phrase,
     split_sentences,
+    stance_label,
     strip_summary_suffix,
     tokenize,
 )
@@ -116,8 +118,35 @@ def test_drops_greetings_fillers_and_questions(sentence: str) -> None:
 
 @pytest.mark.parametrize(
     "sentence",
+    ["Any dessert ideas for me?", "What should I cook tonight?", "Should I move to Berlin?",
+     "Could you make this sound formal: we are late.", "Could you make this sound formal",
+     "Help me plan a surprise party for my son.", "Suggest a recipe I could make with leftover rice.",
+     "I'd like some ideas for a vegetarian dinner.", "I need recommendations for a quiet hotel in Rome.",
+     "Can you list three podcasts about gardening", "What's a good gift for my wife?"],
+)
+def test_requests_and_questions_are_not_evidence(sentence: str) -> None:
+    # A question asks and a request sets a task: neither tells what the speaker is like,
+    # even when it mentions them ("for me", "my wife", "I could make").
+    assert not is_informative(sentence)
+    assert informative_part(sentence) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "part"),
+    [("I'm vegan, any dessert ideas for me?", "I'm vegan"),
+     ("I just moved to Oslo - what should I see first?", "I just moved to Oslo"),
+     ("Write it down, I always forget.", "Write it down, I always forget."),
+     ("Can you believe I ran 10k today!", "Can you believe I ran 10k today!"),
+     ("I'd like to run a marathon next spring.", "I'd like to run a marathon next spring.")],
+)
+def test_a_statement_before_a_question_is_kept(sentence: str, part: str) -> None:
+    assert informative_part(sentence) == part
+
+
+@pytest.mark.parametrize(
+    "sentence",
     ["I love hiking.", "The kids loved the beach trip.", "It's special to me.", "Swimming is fun.",
-     "I went to a NAMI support group yesterday and found it moving.", "Should I move to Berlin?",
+     "I went to a NAMI support group yesterday and found it moving.",
      "Lost my job at the bakery on Friday.", "I'm buried in school runs & work."],
 )
 def test_keeps_statements_about_the_speaker_and_their_life(sentence: str) -> None:
@@ -327,3 +356,36 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
     sentence: str, expected: bool
 ) -> None:
     assert is_disposition(sentence) is expected
+
+
+# -- stance labels ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stance"),
+    [
+        ("I adore long train journeys.", "positive"),
+        ("I can't bear loud bars.", "negative"),
+        ("Cold porridge is not my thing.", "negative"),
+        ("I don't own a bike.", "negative"),
+        ("I rarely cook at home.", "negative"),
+        ("I don't paint anymore.", "stopped"),
+        ("I gave up chess when the club closed.", "stopped"),
+        ("I no longer drink coffee.", "stopped"),
+        ("I'm over team sports.", "stopped"),
+        ("I haven't surfed since the accident.", "stopped"),
+        ("I've started rowing on Sundays.", "started"),
+        ("I took up the cello in the autumn.", "started"),
+        ("I've gone vegetarian.", "started"),
+        ("If I ever quit teaching, I'd run a bookshop.", "neutral"),
+        ("I'm trying to quit sugar.", "neutral"),
+        ("I'd like to spend more time outdoors.", "neutral"),
+        ("I'd love to see the northern lights.", "positive"),
+        ("I never stopped drawing.", "positive"),
+        ("I'm over the moon about the new flat.", "positive"),
+        ("I live in a small flat near the harbour.", "neutral"),
+        ("My best friend lives in Leeds.", "neutral"),
+    ],
+)
+def test_stance_label(sentence: str, stance: str) -> None:
+    assert stance_label(sentence) == stance

@@ -42,7 +42,16 @@ from pydantic import BaseModel
 from ..errors import JudgeError, JudgeOutputError, JudgeTimeoutError, ProviderError, RateLimitError, ConfigError, InputError, PersonaTreeError
 from ..ports import Embedder, Judge, Store
 from ..schema import SchemaRegistry
-from ..text import format_span, is_informative, split_sentences, strip_summary_suffix, tokenize
+from ..text import (
+    format_span,
+    is_informative,
+    is_question,
+    is_request,
+    split_sentences,
+    stance_label,
+    strip_summary_suffix,
+    tokenize,
+)
 from ..types import LeafDraft, Level, Node, Observation, Provenance, Route, Summary, Verdict
 from .accounting import UsageLedger, UsageReport, count_prompt_tokens, count_text_tokens
 from .cache import ResponseCache, cache_key
@@ -510,6 +519,7 @@ class LLMJudge:
     ) -> dict[int, list[LeafDraft]]:
         model = self._models["extract"]
         found: dict[int, dict[tuple[int, int, int], Any]] = {i: {} for i in batch}
+        asked = False  # a quoted question or request: grounded, but no evidence
         for leaf in answer.leaves:
             kind = leaf.type.strip().lower()
             if kind not in self._leaf_types:
@@ -524,8 +534,14 @@ class LLMJudge:
             span = _locate(leaf.text, o.messages[leaf.message].content)
             if span is None:
                 continue  # not a quote: the model made it up
+            quote = o.messages[leaf.message].content[span[0]:span[1]]
+            if is_question(quote) or is_request(tokenize(quote), quote):
+                # A question or a task for the assistant is not evidence about the user,
+                # whichever judge reads it. It still counts as grounded.
+                asked = True
+                continue
             found[batch[leaf.interaction]][(leaf.message, *span)] = (kind, leaf)
-        if answer.leaves and not any(found.values()):
+        if answer.leaves and not any(found.values()) and not asked:
             raise AnswerError("ungrounded", "no statement was quoted verbatim from a user message")
         out: dict[int, list[LeafDraft]] = {}
         for i, spans in found.items():
@@ -536,10 +552,13 @@ class LLMJudge:
                 msg = o.messages[turn]
                 k = per_turn.get(turn, 0)
                 per_turn[turn] = k + 1
+                text = msg.content[a:b]
                 attrs: dict[str, Any] = {
                     "polarity": int(leaf.polarity),
                     "negated": bool(leaf.negated),
                     "cessation": False,
+                    # The model's stance when it gives one, else the offline reading.
+                    "stance": leaf.stance or stance_label(text),
                     "topic": _one_line(leaf.topic, 80).lower(),
                     "time": leaf.time,
                     "entities": [_one_line(e, 80) for e in leaf.entities if e.strip()],
@@ -552,6 +571,8 @@ class LLMJudge:
                     # attribute present with the same meaning ("stopped", "no longer").
                     attrs["cessation"] = bool(re.search(r"\b(stopped|quit|no longer|anymore|used to)\b",
                                                         msg.content[a:b], re.IGNORECASE))
+                if attrs["stance"] == "stopped":
+                    attrs["cessation"] = True
                 drafts.append(LeafDraft(
                     content=msg.content[a:b].strip(),
                     schema_type=kind,

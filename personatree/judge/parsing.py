@@ -69,6 +69,7 @@ class LeafOut(_Strict):
     text: str = Field(min_length=1, max_length=4000)
     type: str = Field(min_length=1, max_length=64)
     polarity: Literal[-1, 0, 1] = 0
+    stance: Literal["positive", "negative", "neutral", "stopped", "started"] | None = None
     negated: bool = False
     topic: str = Field(default="", max_length=80)
     time: str | None = Field(default=None, max_length=80)
