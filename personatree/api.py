@@ -811,6 +811,11 @@ class PersonaTree:
         """
         uid, nid = self._uid(user_id), self._nid(node_id)
         now = self.clock.now()
+        from .governance import archive_cascade, forget_archived
+
+        archived = forget_archived(self, uid, nid)  # a leaf recall showed from the archive
+        if archived is not None:
+            return archived
 
         def work(graph: MemoryGraph) -> tuple[ChangeSet, ForgetReport]:
             graph.node(nid)
@@ -821,6 +826,7 @@ class PersonaTree:
                 delete_nodes=list(res.removed),
                 delete_edges=list(res.removed_edges),
                 events=[JournalEvent("forget", {"node_id": nid, "cascade": cascade}, now)],
+                unarchive=archive_cascade(self.store, uid, res.removed) if cascade else [],
             )
             return change, ForgetReport(uid, tuple(res.removed), tuple(res.changed))
 
@@ -915,6 +921,7 @@ class PersonaTree:
             events = self.store.events(uid)
             observations = {o.id: o for o in self.store.observations(uid)}
             fresh = self._replay(uid, events, observations)
+            from .consolidate.bounds import archived_leaves
 
             def work(graph: MemoryGraph) -> tuple[ChangeSet, RebuildReport]:
                 # Recall counters are access statistics, not tree state: the journal does
@@ -932,6 +939,8 @@ class PersonaTree:
                     delete_nodes=[n.id for n in graph.nodes() if n.id not in fresh],
                     delete_edges=[(e.src, e.dst) for e in graph.edges() if (e.src, e.dst) not in new_edges],
                     upsert_edges=list(fresh.edges()),
+                    # Leaves the replay left out of the tree stay in the memory.
+                    archive_nodes=archived_leaves(graph, [n.id for n in graph.nodes(Level.LEAF) if n.id not in fresh]),
                 )
                 report = RebuildReport(uid, len(events), len(fresh), sum(1 for _ in fresh.edges()), equal)
                 if equal:
@@ -1008,6 +1017,7 @@ class PersonaTree:
                     {"seq": e.seq, "kind": e.kind, "payload": dict(e.payload), "at": e.at.isoformat()}
                     for e in self.store.events(uid)
                 ],
+                "archive": [_node_json(n) for n in getattr(self.store, "archive", lambda _u: [])(uid)],
             }
 
     # -- extension points filled by other components ----------------------------------

@@ -11,6 +11,11 @@ do, each committed through the tree's own transaction (``_transact``):
 * :func:`erase_user` — ``delete_user`` followed by ``vacuum``, so the user's bytes leave
   the database file and its write-ahead log.
 
+The archive (leaves that consolidation's bounds took out of the tree, still recalled)
+is evidence like the tree: forgetting an archived leaf, forgetting a mid with its
+evidence (``cascade``), deleting an observation and deleting the user remove archived
+leaves too (:func:`forget_archived`, :func:`archive_cascade`, :func:`delete_observation`).
+
 The pure part, :func:`plan_observation_deletion`, works on a graph and returns what
 changed, so it is tested without a store.
 """
@@ -26,7 +31,7 @@ from .forgetting import ForgetResult, forget_node
 from .graph import MemoryGraph
 from .inputs import check_id
 from .ports import ChangeSet, JournalEvent
-from .types import Level
+from .types import Level, Node
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import ForgetReport, PersonaTree
@@ -42,6 +47,9 @@ __all__ = [
     "supports_observation_deletion",
     "delete_observation",
     "erase_user",
+    "forget_archived",
+    "archive_cascade",
+    "archived_of_observation",
 ]
 
 NODE_CACHE_PREFIX = "node:"
@@ -95,6 +103,95 @@ def forget(tree: "PersonaTree", user_id: str, node_id: str, *, cascade: bool = F
     report = tree.forget(user_id, node_id, cascade=cascade)
     purge_node_caches(tree.store, report.user_id, report.removed)
     return report
+
+
+def _archive(store: Any, user_id: str) -> list[Node]:
+    # A store without an archive (a custom Store from before it) has nothing archived.
+    read = getattr(store, "archive", None)
+    return [] if read is None else list(read(user_id))
+
+
+def forget_archived(tree: "PersonaTree", user_id: str, node_id: str) -> "ForgetReport | None":
+    """Forget an archived leaf (one recall showed from the archive), if ``node_id`` is one.
+
+    Parameters
+    ----------
+    tree : PersonaTree
+    user_id, node_id : str
+        Validated ids.
+
+    Returns
+    -------
+    ForgetReport or None
+        ``None`` when the node is in the tree or not archived (``PersonaTree.forget``
+        handles it); else the report of its removal from the archive, journaled as a
+        ``forget`` like any other.
+    """
+    from .api import ForgetReport
+
+    with tree._lock:
+        if tree._state(user_id).version == 0 or node_id in tree._graph(user_id):
+            return None
+        ids = getattr(tree.store, "archive_ids", None)
+        if ids is None or node_id not in set(ids(user_id)):
+            return None
+        now = tree.clock.now()
+
+        def work(graph: MemoryGraph) -> tuple[ChangeSet, None]:
+            return ChangeSet(
+                user_id=user_id, unarchive=[node_id],
+                events=[JournalEvent("forget", {"node_id": node_id, "cascade": False}, now)],
+            ), None
+
+        tree._transact(user_id, work)
+    purge_node_caches(tree.store, user_id, [node_id])
+    return ForgetReport(user_id, (node_id,), ())
+
+
+def archive_cascade(store: Any, user_id: str, removed: Iterable[str]) -> list[str]:
+    """Archived leaves that supported one of the ``removed`` mids when they left the tree.
+
+    A cascading forget removes a pattern *with its evidence*: the evidence trimmed from
+    it into the archive goes too.
+
+    Parameters
+    ----------
+    store : Store
+    user_id : str
+    removed : iterable of str
+        Node ids a forget removes.
+
+    Returns
+    -------
+    list of str
+        Archive ids to remove (``ChangeSet.unarchive``).
+    """
+    from .consolidate.bounds import ARCHIVED_FROM
+
+    gone = set(removed)
+    if not gone:
+        return []
+    return [n.id for n in _archive(store, user_id) if n.attributes.get(ARCHIVED_FROM) in gone]
+
+
+def archived_of_observation(store: Any, user_id: str, observation_id: str) -> tuple[list[str], list[Node]]:
+    """What deleting an observation does to the archive: (ids to remove, leaves to rewrite).
+
+    As in the tree, an archived leaf citing only this observation goes; one that also
+    cites others only loses the citation.
+    """
+    remove: list[str] = []
+    rewrite: list[Node] = []
+    for n in _archive(store, user_id):
+        if not any(p.observation_id == observation_id for p in n.provenance):
+            continue
+        rest = tuple(p for p in n.provenance if p.observation_id != observation_id)
+        if rest:
+            n.provenance = rest
+            rewrite.append(n)
+        else:
+            remove.append(n.id)
+    return remove, rewrite
 
 
 @dataclass(slots=True)
@@ -210,7 +307,8 @@ def delete_observation(tree: "PersonaTree", user_id: str, observation_id: str) -
     def work(graph: MemoryGraph) -> tuple[ChangeSet, ObservationDeletion]:
         in_log = bool(tree.store.existing_observations(uid, [oid]))
         res = plan_observation_deletion(graph, oid, tree.config.confidence)
-        if not in_log and not res.removed and not res.changed:
+        gone, kept = archived_of_observation(tree.store, uid, oid)
+        if not in_log and not res.removed and not res.changed and not gone and not kept:
             raise UnknownNodeError(f"user {uid!r} has no observation {oid!r}")
         change = ChangeSet(
             user_id=uid,
@@ -218,9 +316,12 @@ def delete_observation(tree: "PersonaTree", user_id: str, observation_id: str) -
             delete_nodes=list(res.removed),
             delete_edges=list(res.removed_edges),
             events=[JournalEvent("delete_observation", {"observation_id": oid}, now)],
+            archive_nodes=kept,
+            unarchive=gone,
         )
         change.delete_observations = [oid]  # type: ignore[attr-defined]
-        out = ObservationDeletion(uid, oid, tuple(res.removed), tuple(res.changed), in_log)
+        out = ObservationDeletion(uid, oid, tuple(res.removed) + tuple(gone),
+                                  tuple(res.changed) + tuple(n.id for n in kept), in_log)
         return change, out
 
     tree._graph(uid)  # UnknownUserError before anything else

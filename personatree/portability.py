@@ -90,6 +90,7 @@ class DecodedExport:
     observations: tuple[Observation, ...]
     graph: MemoryGraph
     events: tuple[JournalEvent, ...]
+    archive: tuple[Node, ...] = ()
 
 
 # -- the schema --------------------------------------------------------------------------
@@ -517,7 +518,8 @@ def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
     raw = _parse(data)
     validate_export(raw)
     top = _obj(raw, "export")
-    extra = set(top) - {"format", "user_id", "version", "embedder", "observations", "nodes", "edges", "journal"}
+    extra = set(top) - {"format", "user_id", "version", "embedder", "observations", "nodes", "edges", "journal",
+                        "archive"}
     if extra:
         raise InputError(f"export has unknown fields {sorted(map(str, extra))}")
     fmt = _field(top, "format", "export")
@@ -527,8 +529,9 @@ def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
     _int(_field(top, "version", "export"), "export.version")
     embedder = _text(_field(top, "embedder", "export"), "export.embedder")
     raw_nodes = _list(_field(top, "nodes", "export"), "export.nodes")
+    raw_archive = _list(top.get("archive", []), "export.archive")
     if embedder != tree.embedder.name and any(
-        isinstance(n, Mapping) and n.get("embedding") is not None for n in raw_nodes
+        isinstance(n, Mapping) and n.get("embedding") is not None for n in [*raw_nodes, *raw_archive]
     ):
         # Vectors of another model live in another space: search and insertion would be
         # silently wrong. Re-embedding is a rebuild, not an import.
@@ -567,7 +570,21 @@ def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
 
     events = tuple(_event(e, i, tree) for i, e in enumerate(_list(_field(top, "journal", "export"), "export.journal")))
     _increasing([e.seq for e in events], "journal")
-    return DecodedExport(uid, embedder, observations, graph, events)
+    archive: list[Node] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw_archive):
+        node = _node(item, i, uid, tree)
+        where = f"archive[{i}]"
+        if node.level is not Level.LEAF:
+            raise InputError(f"{where}: only leaves are archived, got a {node.level.value}")
+        if node.id in graph or node.id in seen:
+            raise InputError(f"{where}: node id {node.id!r} appears twice")
+        for p in node.provenance:
+            if p.observation_id not in obs_ids:
+                raise InputError(f"{where} cites observation {p.observation_id[:60]!r}, which is not in the export")
+        seen.add(node.id)
+        archive.append(node)
+    return DecodedExport(uid, embedder, observations, graph, events, tuple(archive))
 
 
 # -- import ------------------------------------------------------------------------------
@@ -621,11 +638,12 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
             upsert_nodes=nodes,
             upsert_edges=edges,
             events=list(decoded.events),
+            archive_nodes=list(decoded.archive),
         )
         report = ImportReport(uid, len(decoded.observations), len(nodes), len(edges), len(decoded.events), 0)
         return change, report
 
-    if not (decoded.observations or len(decoded.graph) or decoded.events):
+    if not (decoded.observations or len(decoded.graph) or decoded.events or decoded.archive):
         raise InputError("export holds no data to import")
     report: ImportReport = tree._transact(uid, work)
     version = tree.store.version(uid)

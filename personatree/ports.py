@@ -144,6 +144,13 @@ class ChangeSet:
     delete_observations : list of str
         Observation ids to remove from the log (the one exception to append-only: a
         user's right to have an interaction forgotten).
+    archive_nodes : list of Node
+        Leaves that leave the tree but not the memory (a consolidation's trim or stale
+        orphan): written to the user's archive, where recall still finds them. They
+        leave the tree through ``delete_nodes`` as usual.
+    unarchive : list of str
+        Node ids to remove from the archive (forget, delete_observation). A node
+        upserted into the tree also leaves the archive: a node is in one or the other.
     expected_version : int or None
         When set, the commit is refused with ``StaleStateError`` unless the user's
         stored version equals it.
@@ -157,6 +164,8 @@ class ChangeSet:
     delete_edges: list[tuple[str, str]] = field(default_factory=list)
     events: list[JournalEvent] = field(default_factory=list)
     delete_observations: list[str] = field(default_factory=list)
+    archive_nodes: list[Node] = field(default_factory=list)
+    unarchive: list[str] = field(default_factory=list)
     expected_version: int | None = None
 
     def is_empty(self) -> bool:
@@ -164,6 +173,7 @@ class ChangeSet:
         return not (
             self.observations or self.upsert_nodes or self.delete_nodes
             or self.upsert_edges or self.delete_edges or self.events or self.delete_observations
+            or self.archive_nodes or self.unarchive
         )
 
 
@@ -202,6 +212,14 @@ class Store(Protocol):
 
     def events(self, user_id: str) -> list[JournalEvent]:
         """The user's journal in order."""
+        ...
+
+    def archive_ids(self, user_id: str) -> list[str]:
+        """Ids of the user's archived leaves (evidence that left the tree, not the memory)."""
+        ...
+
+    def archive(self, user_id: str, ids: Sequence[str] | None = None) -> list[Node]:
+        """The user's archived leaves (all, or those with the given ids), with embeddings."""
         ...
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:

@@ -486,3 +486,44 @@ def test_every_store_holds_the_same_data(tmp_path: Path) -> None:
     finally:
         for s in stores:
             _dispose(s)
+
+
+# -- the archive ---------------------------------------------------------------------------
+
+
+def test_archive_keeps_leaves_that_leave_the_tree(store: Store) -> None:
+    a, b = node("ana", "a", seed=1), node("ana", "b", seed=2)
+    store.commit(ChangeSet("ana", observations=[obs("ana", "o1")], upsert_nodes=[a, b]))
+    v = store.commit(ChangeSet("ana", delete_nodes=["a", "b"], archive_nodes=[a, b]))
+    assert store.version("ana") == v
+    nodes, _ = store.load_graph("ana")
+    assert nodes == []  # out of the tree...
+    assert store.archive_ids("ana") == ["a", "b"]  # ...not out of the memory
+    assert_same_nodes(store.archive("ana"), [a, b])
+    assert_same_nodes(store.archive("ana", ["b", "missing"]), [b])
+    assert store.archive("ana", []) == [] and store.archive_ids("bob") == []
+
+
+def test_unarchive_and_upsert_take_leaves_out_of_the_archive(store: Store) -> None:
+    a, b, c = node("ana", "a", seed=1), node("ana", "b", seed=2), node("ana", "c", seed=3)
+    store.commit(ChangeSet("ana", observations=[obs("ana", "o1")], archive_nodes=[a, b, c]))
+    store.commit(ChangeSet("ana", unarchive=["a"]))
+    assert store.archive_ids("ana") == ["b", "c"]
+    # A node is in the tree or in the archive, never both: upserting it moves it back.
+    store.commit(ChangeSet("ana", upsert_nodes=[b]))
+    assert store.archive_ids("ana") == ["c"]
+    assert [n.id for n in store.load_graph("ana")[0]] == ["b"]
+    # Forgetting wins over archiving in one change.
+    store.commit(ChangeSet("ana", archive_nodes=[a], unarchive=["a"]))
+    assert store.archive_ids("ana") == ["c"]
+
+
+def test_archive_refuses_non_leaves_and_goes_with_the_user(store: Store) -> None:
+    with pytest.raises(InputError):
+        store.commit(ChangeSet("ana", archive_nodes=[node("ana", "m", Level.MID)]))
+    assert store.version("ana") == 0
+    store.commit(ChangeSet("ana", observations=[obs("ana", "o1")], archive_nodes=[node("ana", "a")]))
+    store.commit(ChangeSet("bob", observations=[obs("bob", "o1")], archive_nodes=[node("bob", "a")]))
+    store.delete_user("ana")
+    assert store.archive_ids("ana") == [] and store.archive("ana") == []
+    assert store.archive_ids("bob") == ["a"]  # other users keep theirs

@@ -126,7 +126,8 @@ def _dataset_command(dataset: str) -> Callable[..., None]:
         host: Optional[Path] = typer.Option(None, "--host", help="LoCoMo-Plus: the host LoCoMo file."),
         seed: int = typer.Option(0, "--seed", help="LoCoMo-Plus: seed of the insertion points."),
         consolidate: str = typer.Option("session", "--consolidate",
-                                        help="When personatree consolidates: session, end or none."),
+                                        help="When personatree consolidates: session (after every session), "
+                                             "every-N (every N sessions), once (after the last session) or none."),
         consolidate_min_turns: int = typer.Option(1, "--consolidate-min-turns",
                                                   help="Consolidate at a session end only after this many new turns."),
         model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),

@@ -100,6 +100,15 @@ def markdown(result: BenchResult) -> str:
             f"{_f(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns "
             "(the profile block above is capped)"
         )
+        size = eng.get("tree_size") or {}
+        if size:
+            lines.append(
+                f"tree per 100 turns: {_f(size.get('leaves_per_100_turns'), 1)} leaves, "
+                f"{_f(size.get('mids_per_100_turns'), 1)} mids, {_f(size.get('roots_per_100_turns'), 1)} roots "
+                f"in the tree; {_f(size.get('archived_per_100_turns'), 1)} archived leaves; "
+                f"profile block {_f(size.get('profile_tokens_mean'), 0)} tokens (mean over "
+                f"{size.get('conversations')} conversations)"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import orjson
 
@@ -242,6 +242,34 @@ def _growth(name: str, pts: list[tuple[int, int]]) -> dict[str, Any]:
     return {"tokens_per_100_turns": growth_per_100_turns(pts), "measures": what, "points": len(pts)}
 
 
+def tree_size(sizes: Iterable[Mapping[str, int]]) -> dict[str, float]:
+    """Nodes per 100 ingested turns (in-tree leaves, mids, roots, archived leaves) and the
+    mean profile block, over every conversation's tree after its ingestion.
+
+    Parameters
+    ----------
+    sizes : iterable of mapping
+        ``PersonaTreeEngine.tree_sizes`` values.
+
+    Returns
+    -------
+    dict
+        ``{"conversations", "turns", "<kind>_per_100_turns"..., "profile_tokens_mean"}``
+        (empty when there is nothing).
+    """
+    rows = list(sizes)
+    turns = sum(r["turns"] for r in rows)
+    if not rows or turns == 0:
+        return {}
+    out: dict[str, float] = {"conversations": len(rows), "turns": turns}
+    for k in ("leaves", "mids", "roots", "archived"):
+        out[f"{k}_per_100_turns"] = round(100.0 * sum(r[k] for r in rows) / turns, 2)
+    out["tree_nodes_per_100_turns"] = round(
+        sum(out[f"{k}_per_100_turns"] for k in ("leaves", "mids", "roots")), 2)
+    out["profile_tokens_mean"] = round(sum(r["profile_tokens"] for r in rows) / len(rows), 1)
+    return out
+
+
 def _engine_meta(built: Sequence[System]) -> dict[str, Any]:
     for s in built:
         engine = getattr(s, "engine", None)
@@ -252,6 +280,7 @@ def _engine_meta(built: Sequence[System]) -> dict[str, Any]:
                 "consolidation_available": engine.consolidation_available,
                 "consolidation_error": engine.consolidation_error,
                 "consolidate_seconds": sum(engine.consolidate_seconds.values()),
+                "tree_size": tree_size(engine.tree_sizes.values()),
             }
     return {}
 

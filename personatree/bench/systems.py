@@ -32,6 +32,8 @@ from .types import Turn
 
 __all__ = [
     "SYSTEMS",
+    "parse_schedule",
+    "consolidation_due",
     "Context",
     "System",
     "FlatIndex",
@@ -336,6 +338,64 @@ def item_node_ids(item: Any) -> list[str]:
     return [str(single)] if single else []
 
 
+def parse_schedule(text: str) -> tuple[str, int]:
+    """A consolidation schedule as (kind, every): ``session``, ``every-N``, ``once``, ``none``.
+
+    Parameters
+    ----------
+    text : str
+        ``session`` (after every session), ``every-N`` (after every N sessions, and
+        at the end), ``once`` or its older name ``end`` (once, after the last
+        session: a history imported and consolidated in one pass), ``none``.
+
+    Returns
+    -------
+    (str, int)
+        ``("every", n)`` for the periodic schedules (``session`` is ``("every", 1)``),
+        ``("once", 0)`` or ``("none", 0)``.
+
+    Raises
+    ------
+    ValueError
+        For anything else.
+    """
+    t = text.strip().lower()
+    if t == "session":
+        return "every", 1
+    if t in ("once", "end"):
+        return "once", 0
+    if t == "none":
+        return "none", 0
+    head, sep, n = t.partition("-")
+    if head == "every" and sep and n.isdigit() and int(n) >= 1:
+        return "every", int(n)
+    raise ValueError(f"consolidate must be session, every-N (N >= 1), once or none, got {text!r}")
+
+
+def consolidation_due(schedule: tuple[str, int], sessions_since: int, turns_since: int, last: bool,
+                      min_turns: int = 1) -> bool:
+    """Whether to consolidate after a session.
+
+    Parameters
+    ----------
+    schedule : (str, int)
+        From :func:`parse_schedule`.
+    sessions_since, turns_since : int
+        Sessions and turns ingested since the last pass (this session included).
+    last : bool
+        Whether this is the stream's last session (every schedule but ``none``
+        consolidates there, so questions always meet a consolidated tree).
+    min_turns : int
+        A periodic pass also waits for this many new turns.
+    """
+    kind, every = schedule
+    if kind == "none":
+        return False
+    if last:
+        return True
+    return kind == "every" and sessions_since >= every and turns_since >= min_turns
+
+
 class PersonaTreeEngine:
     """One PersonaTree store for a run; each conversation is one user, ingested once.
 
@@ -353,8 +413,9 @@ class PersonaTreeEngine:
     path : str or Path, optional
         SQLite file; default a file in a fresh temporary folder.
     config : PersonaTreeConfig, optional
-    consolidate : {"session", "end", "none"}
-        When to run the consolidation job.
+    consolidate : str
+        When to run the consolidation job (see :func:`parse_schedule`): ``session``,
+        ``every-N``, ``once`` (``end``) or ``none``.
     consolidate_min_turns : int
         At a session boundary, consolidate only when at least this many turns arrived
         since the last pass (bounds the cost on streams with many tiny sessions).
@@ -384,8 +445,7 @@ class PersonaTreeEngine:
         from ..api import PersonaTree
         from ..clock import FixedClock
 
-        if consolidate not in ("session", "end", "none"):
-            raise ValueError("consolidate must be 'session', 'end' or 'none'")
+        self.schedule = parse_schedule(consolidate)
         self._tmp = None if path else tempfile.TemporaryDirectory(prefix="personatree-bench-")
         self.path = Path(path) if path else Path(self._tmp.name) / "bench.db"  # type: ignore[union-attr]
         self.clock = FixedClock(datetime(2000, 1, 1))
@@ -403,6 +463,8 @@ class PersonaTreeEngine:
         self.consolidation_available: bool | None = None
         self.consolidation_error: str | None = None
         self._checkpoints: dict[str, list[tuple[int, int]]] = {}
+        # Per conversation, after ingestion: turns, in-tree leaves, mids, roots, archived.
+        self.tree_sizes: dict[str, dict[str, int]] = {}
         # (turns, tokens of every root and mid): the growth of the unbounded abstractions.
         self.abstraction_points: list[tuple[int, int]] = []
         self._turn_of: dict[str, dict[str, str]] = {}
@@ -432,7 +494,7 @@ class PersonaTreeEngine:
         points: list[tuple[int, int]] = []
         unbounded: list[tuple[int, int]] = []
         seconds = consolidating = 0.0
-        done = since = 0
+        done = since = sessions = 0
         for i, run in enumerate(runs):
             self.clock.set(run[-1].at)
             t0 = time.perf_counter()
@@ -440,21 +502,30 @@ class PersonaTreeEngine:
             seconds += time.perf_counter() - t0
             done += len(run)
             since += len(run)
+            sessions += 1
             last = i + 1 == len(runs)
-            if self.consolidate_mode == "session" and (since >= self.consolidate_min_turns or last) or (
-                self.consolidate_mode == "end" and last
-            ):
+            if consolidation_due(self.schedule, sessions, since, last, self.consolidate_min_turns):
                 t1 = time.perf_counter()
                 self._consolidate(conv_id, run[-1].at)
                 consolidating += time.perf_counter() - t1
-                since = 0
+                since = sessions = 0
             points.append((done, self.counter.count(self.profile(self.tree, conv_id))))
             unbounded.append((done, self.counter.count(all_abstractions(self.tree, conv_id))))
         self._checkpoints[conv_id] = points
         self.abstraction_points.extend(unbounded)
+        self.tree_sizes[conv_id] = self._sizes(conv_id, done)
         self.ingest_seconds[conv_id] = seconds + consolidating
         self.consolidate_seconds[conv_id] = consolidating
         return seconds + consolidating
+
+    def _sizes(self, user_id: str, turns: int) -> dict[str, int]:
+        from ..types import Level
+
+        g = self.tree.graph(user_id)
+        archived = getattr(self.tree.store, "archive_ids", lambda _u: [])(user_id)
+        return {"turns": turns, "leaves": sum(1 for _ in g.nodes(Level.LEAF)),
+                "mids": sum(1 for _ in g.nodes(Level.MID)), "roots": sum(1 for _ in g.nodes(Level.ROOT)),
+                "archived": len(archived), "profile_tokens": self.counter.count(self.profile(self.tree, user_id))}
 
     def _consolidate(self, user_id: str, now: datetime) -> None:
         if self.consolidation_available is False:

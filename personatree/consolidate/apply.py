@@ -18,6 +18,7 @@ from ..graph import MemoryGraph
 from ..ports import ChangeSet, JournalEvent
 from ..schema import SchemaRegistry
 from ..types import EdgeKind, utc
+from .bounds import archived_leaves
 from .estimator import Consolidator
 from .plan import ConsolidationPlan, PlanDiff, diff_from_dict, diff_to_dict
 from .rebase import base_states, base_written, rebase_plan
@@ -78,6 +79,8 @@ def _write_diff(
     """
     for s in d.upsert_nodes:
         registry[s.schema_type]  # raises SchemaError for an unknown type before anything changes
+    # Leaves that leave the tree stay in the memory: they go to the archive.
+    change.archive_nodes = archived_leaves(graph, d.delete_nodes)
     for src, dst in d.delete_edges:
         if graph.edge(src, dst) is not None:
             graph.remove_edge(src, dst)

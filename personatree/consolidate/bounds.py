@@ -1,5 +1,14 @@
 """Growth bounds of a consolidation pass: prune, stale orphans, leaf cap, merges.
 
+The bounds are on the *tree* (what is clustered, scored, tiered, summarized into the
+profile and rendered as patterns), never on the memory: a leaf that a trim or a stale-
+orphan deletion takes out of the tree moves to the user's archive
+(:func:`archived_leaves`, written by the plan's apply step), where recall still finds
+it by meaning and by words and shows it as verbatim evidence. What a trim saves is the
+structure: clustering and insertion candidates, hot tiers, the profile, mid summaries
+and the rendered tree stay the size of the bounded tree. Only ``forget``,
+``delete_observation`` and ``delete_user`` remove evidence from the archive.
+
 Each step mutates the *scratch copy* the planner works on and returns report entries;
 the decisions themselves are small pure functions (:func:`is_stale`, :func:`trim_split`,
 :func:`merged_logit`).
@@ -30,8 +39,41 @@ from .plan import Deletion, Merge, Prune, Trim
 
 __all__ = [
     "is_stale", "trim_split", "merged_logit", "prune_roots", "activity_time", "delete_stale_orphans",
-    "trim_mids", "merge_mids", "mid_span", "mergeable",
+    "trim_mids", "merge_mids", "mid_span", "mergeable", "archived_leaves", "ARCHIVED_FROM",
 ]
+
+#: Attribute of an archived leaf naming the mid it supported when it left the tree, so
+#: that forgetting that mid with its evidence (``cascade``) also forgets this leaf.
+ARCHIVED_FROM = "archived_from"
+
+
+def archived_leaves(graph: MemoryGraph, node_ids: Sequence[str]) -> list[Node]:
+    """Copies of the leaves among ``node_ids`` about to leave ``graph``, for the archive.
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+        The tree before the removal.
+    node_ids : sequence of str
+        Nodes a plan deletes (mids and roots among them are not archived: their
+        evidence is, and their counts live on in what they merged into).
+
+    Returns
+    -------
+    list of Node
+        Each leaf as it was, with :data:`ARCHIVED_FROM` set to the mid it supported
+        (if any).
+    """
+    out: list[Node] = []
+    for nid in node_ids:
+        if nid not in graph or graph.node(nid).level is not Level.LEAF:
+            continue
+        leaf = graph.node(nid).copy()
+        parent = graph.parent(nid)
+        if parent is not None:
+            leaf.attributes[ARCHIVED_FROM] = parent
+        out.append(leaf)
+    return out
 
 
 def is_stale(t_last: datetime, now: datetime, t_orphan_days: float) -> bool:

@@ -20,7 +20,7 @@ from .access import access_log
 from .engine import recall_state
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
-from .state import RetrievalState, state_for, store_turn_text
+from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .tokens import LiteLLMTokenCounter, counter_of, shared_counter
 
 __all__ = [
@@ -120,7 +120,9 @@ def recall_user(
 
 def _user_state(tree: Any, user_id: str, st: Any) -> RetrievalState:
     """The engine's cached retrieval state of a user, refreshed to ``st`` (call under
-    ``tree._lock``); whole turns are read from the tree's observation log."""
+    ``tree._lock``); whole turns are read from the tree's observation log, and the
+    user's archived leaves (evidence the tree's bounds took out of it) are searched too."""
     with _STATES_LOCK:
         cache = _STATES.setdefault(tree, {})
-    return state_for(cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id))
+    return state_for(cache, user_id, st.graph, st.version, store_turn_text(tree.store, user_id),
+                     store_archive(tree.store, user_id))

@@ -10,6 +10,13 @@ A turn is indexed lexically by its whole message as observed (read from the
 observation log through a :data:`TurnText` loader) when one is given: the sentences
 that never became leaves, or were forgotten by consolidation since, still tell which
 turn a query is about, and the turn is shown through the leaves it has left.
+
+The user's *archive* (leaves that consolidation's bounds took out of the tree, see
+:mod:`personatree.consolidate.bounds`) is part of this state, loaded through an
+:data:`ArchiveSource`: archived leaves are rows of the leaf matrix, documents of the
+turn index and entries of ``nodes`` like any orphan leaf, so recall scores and shows
+them as verbatim evidence. They have no parent and no children: the tree the
+consolidator, the tiers and the profile see does not hold them.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ __all__ = [
     "RetrievalState",
     "TurnSource",
     "TurnText",
+    "ArchiveSource",
+    "store_archive",
     "turn_key",
     "node_doc_tokens",
     "store_turn_text",
@@ -45,6 +54,11 @@ class TurnSource(NamedTuple):
 #: Turn keys ("observation id#message index") → :class:`TurnSource`; keys it cannot
 #: resolve are left out (those turns are indexed by their leaves' text instead).
 TurnText = Callable[[Sequence[str]], Mapping[str, TurnSource]]
+
+
+#: The archived leaves of a user, given those already loaded (id → node): returns the
+#: whole archive (id → node), reading only the nodes it does not know yet.
+ArchiveSource = Callable[[Mapping[str, Node]], dict[str, Node]]
 
 
 def turn_key(node: Node) -> str:
@@ -93,6 +107,10 @@ class RetrievalState:
     graph: MemoryGraph
     version: Hashable = None
     turn_text: TurnText | None = None
+    archive_source: ArchiveSource | None = None
+    # Archived leaves (id → node) and their embedding rows, appended to the leaf level.
+    archive: dict[str, Node] = field(default_factory=dict)
+    _archive_rows: tuple[list[str], np.ndarray] | None = None
     arrays: dict[Level, LevelArrays] = field(default_factory=dict)
     bm25: dict[Level, BM25Index] = field(
         default_factory=lambda: {Level.MID: BM25Index(), Level.ROOT: BM25Index()}
@@ -141,14 +159,20 @@ class RetrievalState:
         if graph is self.graph and version == self.version and version is not None:
             return self
         self.graph = graph
+        if self.archive_source is not None:
+            archive = self.archive_source(self.archive)
+            if archive.keys() != self.archive.keys():
+                self._archive_rows = None
+            self.archive = archive
         dirty_turns: set[str] = set()
         ids: list[str] = []
         if changed is None:
-            new_sig = {n.id: _signature(n) for n in graph.nodes()}
+            every = self._every(graph)
+            new_sig = {n.id: _signature(n) for n in every}
             for nid, sig in self._sig.items():
                 if new_sig.get(nid) != sig:
                     self._drop(nid, sig, dirty_turns)
-            for n in graph.nodes():
+            for n in every:
                 if self._sig.get(n.id) != new_sig[n.id]:
                     self._add(n, dirty_turns)
         else:
@@ -181,7 +205,7 @@ class RetrievalState:
                 self.turn_seq.pop(tk, None)
                 continue
             nodes = sorted(
-                (graph.node(m) for m in members),
+                (self._node(graph, m) for m in members),
                 key=lambda x: x.provenance[0].sentence if x.provenance else 0,
             )
             if nodes[0].provenance:
@@ -203,6 +227,15 @@ class RetrievalState:
             self._patch_structure(graph, ids)
         self.version = version
         return self
+
+    def _every(self, graph: MemoryGraph) -> list[Node]:
+        # The tree's nodes, then the archived leaves (an id in both is the tree's).
+        out = list(graph.nodes())
+        out.extend(n for k, n in self.archive.items() if k not in graph)
+        return out
+
+    def _node(self, graph: MemoryGraph, nid: str) -> Node:
+        return graph.node(nid) if nid in graph else self.archive[nid]
 
     def _leave_session(self, tk: str) -> None:
         sess = self.turn_session.pop(tk, None)
@@ -247,7 +280,7 @@ class RetrievalState:
 
     def _rebuild_structure(self, graph: MemoryGraph) -> None:
         # O(n) per version change: cheap next to one embedding call, and never per query.
-        self.nodes = {n.id: n for n in graph.nodes()}
+        self.nodes = {n.id: n for n in self._every(graph)}
         self.parent = {}
         self.children = {}
         for e in graph.edges(EdgeKind.SUPPORT):
@@ -303,12 +336,40 @@ class RetrievalState:
         self.arrays = {}
         for lv in Level:
             ix = graph.index(lv)
-            ids = ix.ids
-            self.arrays[lv] = LevelArrays(ids, ix.matrix, {x: i for i, x in enumerate(ids)})
+            ids, matrix = ix.ids, ix.matrix
+            if lv is Level.LEAF and self.archive:
+                ids, matrix = self._with_archive(graph, ids, matrix)
+            self.arrays[lv] = LevelArrays(ids, matrix, {x: i for i, x in enumerate(ids)})
         leaf_row = self.arrays[Level.LEAF].row
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
         )
+
+    def _with_archive(
+        self, graph: MemoryGraph, ids: list[str], matrix: np.ndarray
+    ) -> tuple[list[str], np.ndarray]:
+        # The archive's rows change only when the archive does: stacked once per change.
+        if self._archive_rows is None:
+            keep = [n for n in self.archive.values() if n.embedding is not None]
+            rows = (
+                np.stack([np.asarray(n.embedding, dtype=np.float32) for n in keep])
+                if keep else np.zeros((0, matrix.shape[1] if matrix.ndim == 2 else 0), np.float32)
+            )
+            self._archive_rows = ([n.id for n in keep], rows)
+        a_ids, a_rows = self._archive_rows
+        if not a_ids:
+            return ids, matrix
+        mask = [i for i, x in enumerate(a_ids) if x not in graph]
+        if len(mask) != len(a_ids):
+            a_ids, a_rows = [a_ids[i] for i in mask], a_rows[mask]
+        if matrix.shape[0] == 0:
+            out = a_rows
+        elif a_rows.shape[1] != matrix.shape[1]:
+            return ids, matrix  # another embedder's archive: not comparable, searched lexically only
+        else:
+            out = np.concatenate([matrix, a_rows])
+        out.setflags(write=False)
+        return ids + a_ids, out
 
     def neighbours(self, turn: str) -> tuple[str | None, str | None]:
         """The turns told just before and just after ``turn`` in its session.
@@ -332,7 +393,7 @@ class RetrievalState:
             order: list[tuple[Any, int, int, str]] = []
             for tk in self.session_turns[sess]:
                 # Every leaf of a turn shares its provenance time and message index.
-                p = self.graph.node(self.turn_leaves[tk][0]).provenance[0]
+                p = self.nodes[self.turn_leaves[tk][0]].provenance[0]
                 # Log order breaks ties of time (a batch observed at one instant).
                 order.append((p.at, self.turn_seq.get(tk, -1), p.turn, tk))
             order.sort()
@@ -381,12 +442,42 @@ def store_turn_text(store: Any, user_id: str) -> TurnText:
     return load
 
 
+def store_archive(store: Any, user_id: str) -> ArchiveSource:
+    """An :data:`ArchiveSource` reading a user's archived leaves from a store.
+
+    Parameters
+    ----------
+    store : Store
+        Anything with ``archive_ids(user_id)`` and ``archive(user_id, ids)``; a store
+        without them has an empty archive.
+    user_id : str
+
+    Returns
+    -------
+    ArchiveSource
+        One id listing per call, and a read of only the leaves not already known
+        (archived leaves never change: a leaf id names one sentence of one turn).
+    """
+
+    def load(known: Mapping[str, Node]) -> dict[str, Node]:
+        list_ids = getattr(store, "archive_ids", None)
+        if list_ids is None:
+            return {}
+        ids = list_ids(user_id)
+        missing = [i for i in ids if i not in known]
+        fresh = {n.id: n for n in store.archive(user_id, missing)} if missing else {}
+        return {i: known[i] if i in known else fresh[i] for i in ids if i in known or i in fresh}
+
+    return load
+
+
 def state_for(
     cache: dict[str, RetrievalState],
     user_id: str,
     graph: MemoryGraph,
     version: Hashable,
     turn_text: TurnText | None = None,
+    archive: ArchiveSource | None = None,
 ) -> RetrievalState:
     """The cached state of a user, refreshed to ``graph`` at ``version``.
 
@@ -407,5 +498,5 @@ def state_for(
     """
     st = cache.get(user_id)
     if st is None:
-        st = cache[user_id] = RetrievalState(graph, turn_text=turn_text)
+        st = cache[user_id] = RetrievalState(graph, turn_text=turn_text, archive_source=archive)
     return st.refresh(graph, version)

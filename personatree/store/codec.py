@@ -482,6 +482,10 @@ class PreparedChange:
     events: list[tuple[Any, ...]]
     empty: bool
     delete_observations: list[str] = field(default_factory=list)
+    # Archive rows (node rows of leaves that left the tree) and archive ids to drop:
+    # the ids of upserted tree nodes are in ``unarchive`` too (one place or the other).
+    archive_nodes: list[tuple[Any, ...]] = field(default_factory=list)
+    unarchive: list[str] = field(default_factory=list)
 
 
 def prepare_change(change: ChangeSet) -> PreparedChange:
@@ -510,17 +514,26 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise InputError(f"delete_edges must hold (src, dst) tuples, got {pair!r}")
         delete_edges.append((check_text(pair[0], "delete_edges src"), check_text(pair[1], "delete_edges dst")))
+    archive_rows = []
+    for n in change.archive_nodes:
+        if not isinstance(n, Node) or n.level is not Level.LEAF:
+            raise InputError("archive_nodes must hold leaf nodes")
+        archive_rows.append(encode_node(n, user_id))
+    upserts = [encode_node(n, user_id) for n in change.upsert_nodes]
+    unarchive = check_ids(change.unarchive, "unarchive")
     return PreparedChange(
         user_id=user_id,
         expected_version=expected,
         observations=observations,
-        upsert_nodes=[encode_node(n, user_id) for n in change.upsert_nodes],
+        upsert_nodes=upserts,
         delete_nodes=check_ids(change.delete_nodes, "delete_nodes"),
         upsert_edges=[encode_edge(e, user_id) for e in change.upsert_edges],
         delete_edges=delete_edges,
         events=[encode_event(e, user_id) for e in change.events],
         empty=change.is_empty(),
         delete_observations=check_ids(change.delete_observations, "delete_observations"),
+        archive_nodes=archive_rows,
+        unarchive=list(dict.fromkeys([*unarchive, *(r[1] for r in upserts)])),
     )
 
 

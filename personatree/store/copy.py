@@ -212,6 +212,7 @@ def _copy_user(
         upsert_nodes=nodes,
         upsert_edges=edges,
         events=source.events(uid),
+        archive_nodes=source.archive(uid),
         expected_version=0,  # nobody else may have created the user meanwhile
     )
     target.commit(change)
@@ -220,6 +221,8 @@ def _copy_user(
     problems = []
     if source.version(uid) != version_before:
         problems.append("the source changed during the copy (stop writers and re-run)")
+    if target.archive_ids(uid) != source.archive_ids(uid):
+        problems.append("the archived leaves differ")
     got_counts = _user_counts(target, uid)
     if got_counts != counts:
         problems.append(f"counts differ: source {counts}, target {got_counts}")

@@ -34,12 +34,14 @@ class _UserState:
     nodes: dict[str, Row] = field(default_factory=dict)  # id -> row, first-insertion order
     edges: dict[tuple[str, str], Row] = field(default_factory=dict)
     events: list[Row] = field(default_factory=list)
+    archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
+            dict(self.archive),
         )
 
 
@@ -134,6 +136,26 @@ class MemoryStore(Closing):
             rows = [] if st is None else list(st.events)
         return [codec.decode_event(r) for r in rows]
 
+    def archive_ids(self, user_id: str) -> list[str]:
+        """Ids of the user's archived leaves, in archiving order."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return [] if st is None else list(st.archive)
+
+    def archive(self, user_id: str, ids: Sequence[str] | None = None) -> list[Node]:
+        """The user's archived leaves (all, or those with the given ids), in archiving order."""
+        codec.check_text(user_id, "user_id")
+        wanted = None if ids is None else set(codec.check_ids(ids, "ids"))
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            rows = [] if st is None else [
+                r for i, r in st.archive.items() if wanted is None or i in wanted
+            ]
+        return codec.decode_nodes(rows)
+
     # -- writes -----------------------------------------------------------------------
 
     def commit(self, change: ChangeSet) -> int:
@@ -182,6 +204,10 @@ class MemoryStore(Closing):
                         "(FOREIGN KEY constraint failed); nothing was written"
                     )
                 st.edges[(row[1], row[2])] = row
+            for row in prep.archive_nodes:
+                st.archive[row[1]] = row  # a re-archived id keeps its place, as an SQL upsert does
+            for node_id in prep.unarchive:
+                st.archive.pop(node_id, None)
             for row in prep.events:
                 st.event_seq += 1
                 st.events.append(with_seq(row, EVENT_SEQ, st.event_seq))

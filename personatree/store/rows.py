@@ -51,7 +51,7 @@ USER_TABLES = ("observations", "nodes", "edges", "journal")
 USER_COUNT_TABLES = ("users", *USER_TABLES, "cache")
 STORE_TABLES = (*USER_COUNT_TABLES, "meta")
 # ``delete_user`` order: edges before the nodes they reference, the user row last.
-USER_DELETE_ORDER = ("edges", "nodes", "observations", "journal", "cache", "users")
+USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "users")
 
 
 # -- SQL text ----------------------------------------------------------------------------

@@ -69,6 +69,8 @@ _SELECT_OBS = rows.select_sql("observations", OBSERVATION_COLUMNS)
 _SELECT_NODES = rows.select_sql("nodes", NODE_COLUMNS, where="user_id = ?", order_by="rowid")
 _SELECT_EDGES = rows.select_sql("edges", EDGE_COLUMNS, where="user_id = ?", order_by="rowid")
 _SELECT_EVENTS = rows.select_sql("journal", EVENT_COLUMNS, where="user_id = ?", order_by="seq")
+_UPSERT_ARCHIVE = rows.upsert_sql("archive", NODE_COLUMNS, 2, _marks(len(NODE_COLUMNS)))
+_SELECT_ARCHIVE = rows.select_sql("archive", NODE_COLUMNS, where="user_id = ?")
 _DELETE_USER = rows.delete_user_sql("?", "max")
 
 
@@ -339,6 +341,28 @@ class SQLiteStore(Closing):
             found = conn.execute(_SELECT_EVENTS, (user_id,)).fetchall()
         return [codec.decode_event(r) for r in found]
 
+    def archive_ids(self, user_id: str) -> list[str]:
+        """Ids of the user's archived leaves, in archiving order."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT id FROM archive WHERE user_id = ? ORDER BY rowid", (user_id,))]
+
+    def archive(self, user_id: str, ids: Sequence[str] | None = None) -> list[Node]:
+        """The user's archived leaves (all, or those with the given ids), in archiving order."""
+        codec.check_text(user_id, "user_id")
+        wanted = None if ids is None else codec.check_ids(ids, "ids")
+        with self._tx(write=False) as conn:
+            if wanted is None:
+                found = conn.execute(f"{_SELECT_ARCHIVE} ORDER BY rowid", (user_id,)).fetchall()
+            else:
+                found = []
+                for i in range(0, len(wanted), _CHUNK):
+                    chunk = wanted[i : i + _CHUNK]
+                    sql = f"{_SELECT_ARCHIVE} AND id IN ({_marks(len(chunk))}) ORDER BY rowid"
+                    found.extend(conn.execute(sql, (user_id, *chunk)))
+        return codec.decode_nodes(found)
+
     # -- writes -----------------------------------------------------------------------
 
     def commit(self, change: ChangeSet) -> int:
@@ -406,6 +430,11 @@ class SQLiteStore(Closing):
                 conn.executemany(_UPSERT_NODE, prep.upsert_nodes)
             if prep.upsert_edges:
                 conn.executemany(_UPSERT_EDGE, prep.upsert_edges)
+            if prep.archive_nodes:
+                conn.executemany(_UPSERT_ARCHIVE, prep.archive_nodes)
+            if prep.unarchive:
+                conn.executemany("DELETE FROM archive WHERE user_id = ? AND id = ?",
+                                 [(uid, n) for n in prep.unarchive])
             if prep.events:
                 conn.executemany(_INSERT_EVENT, rows.numbered(prep.events, EVENT_SEQ, event_seq))
                 event_seq += len(prep.events)

@@ -11,7 +11,7 @@ from ...ports import JournalEvent
 from ...types import Edge, Node, Observation
 from .. import codec
 from .connection import PgConnection
-from .statements import SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
+from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
 from .text import edge_out, esc, event_out, node_out, observation_out, unesc
 
 __all__ = ["PgReads"]
@@ -86,6 +86,27 @@ class PgReads(PgConnection):
         nodes = codec.decode_nodes(node_out(r) for r in node_rows)
         edges = codec.decode_edges(edge_out(r) for r in edge_rows)
         return nodes, edges, version
+
+    def archive_ids(self, user_id: str) -> list[str]:
+        """Ids of the user's archived leaves, in archiving order."""
+        codec.check_text(user_id, "user_id")
+        with self._conn() as conn:
+            rows = conn.execute("SELECT id FROM archive WHERE user_id = %s ORDER BY pos", (esc(user_id),))
+            return [unesc(r[0]) for r in rows]
+
+    def archive(self, user_id: str, ids: Sequence[str] | None = None) -> list[Node]:
+        """The user's archived leaves (all, or those with the given ids), in archiving order."""
+        codec.check_text(user_id, "user_id")
+        uid = esc(user_id)
+        with self._conn() as conn:
+            if ids is None:
+                rows = conn.execute(f"{SELECT_ARCHIVE} ORDER BY pos", (uid,), binary=True).fetchall()
+            else:
+                wanted = [esc(i) for i in codec.check_ids(ids, "ids")]
+                rows = conn.execute(
+                    f"{SELECT_ARCHIVE} AND id = ANY(%s::text[]) ORDER BY pos", (uid, wanted), binary=True
+                ).fetchall() if wanted else []
+        return codec.decode_nodes(node_out(r) for r in rows)
 
     def events(self, user_id: str) -> list[JournalEvent]:
         """The user's journal in order."""

@@ -22,7 +22,7 @@ from .. import codec
 from ..rows import EVENT_SEQ, OBS_SEQ, check_expected_version, delete_user_sql, numbered
 from .connection import PgConnection, rollback_open
 from .locks import LOCK_JOB, LOCK_TURN, LOCK_WRITE, USER_KEY
-from .statements import INSERT_EVENT, INSERT_OBS, UPSERT_EDGE, UPSERT_NODE
+from .statements import INSERT_EVENT, INSERT_OBS, UPSERT_ARCHIVE, UPSERT_EDGE, UPSERT_NODE
 from .text import edge_in, esc, event_in, node_in, observation_in
 
 __all__ = ["PgWrites"]
@@ -128,6 +128,11 @@ class PgWrites(PgConnection):
                 cur.executemany(UPSERT_NODE, [node_in(r) for r in prep.upsert_nodes])
             if prep.upsert_edges:
                 cur.executemany(UPSERT_EDGE, [edge_in(r) for r in prep.upsert_edges])
+            if prep.archive_nodes:
+                cur.executemany(UPSERT_ARCHIVE, [node_in(r) for r in prep.archive_nodes])
+            if prep.unarchive:
+                cur.execute("DELETE FROM archive WHERE user_id = %s AND id = ANY(%s::text[])",
+                            (uid, [esc(n) for n in prep.unarchive]))
             if prep.events:
                 cur.executemany(INSERT_EVENT, numbered([event_in(r) for r in prep.events], EVENT_SEQ, event_seq))
             cur.execute(
