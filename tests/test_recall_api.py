@@ -145,8 +145,8 @@ def test_advice_queries_reach_stated_constraints_that_share_no_words(tmp_path, e
     for name, cfg in (("on", PersonaTreeConfig()), ("off", off)):
         with PersonaTree.open(tmp_path / f"{name}.db", cfg, embedder=embedder) as t:
             t.observe_many("sam", turns)
-            rec = t.recall("sam", query, budget=80)
-            assert rec.tokens <= 80
+            rec = t.recall("sam", query, budget=60)
+            assert rec.tokens <= 60
             shown[name] = "nut-free" in rec.text
-    assert shown["on"], "the stated diet should reach an 80-token context for a food recommendation"
+    assert shown["on"], "the stated diet should reach a 60-token context for a food recommendation"
     assert not shown["off"], "without the disposition retriever the diet loses to chatter (the test's premise)"
