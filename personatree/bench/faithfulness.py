@@ -257,7 +257,8 @@ def summarize_faithfulness(contexts: Sequence[ContextRecord], graphs: Sequence[G
     for system in systems:
         rows = [r for r in contexts if r.system == system]
         grs = [g for g in graphs if g.system == system]
-        splits = sorted({r.split for r in rows} | {g.split for g in grs})
+        found = {r.split for r in rows} | {g.split for g in grs}
+        splits = [x for x in ("tune", "heldout") if x in found] + sorted(found - {"tune", "heldout"})
         per: dict[str, Any] = {}
         for split in [*splits, "all"]:
             rs = [r for r in rows if split in ("all", r.split)]
@@ -337,6 +338,7 @@ def run_faithfulness(
     dense: bool = True,
     embedder: Any = None,
     model: str = "gpt-4o-mini",
+    counter: Any = None,
     config: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> FaithResult:
@@ -357,6 +359,8 @@ def run_faithfulness(
         text, since cases share their host turns).
     model : str
         Tokenizer model of every budget.
+    counter : TokenCounter, optional
+        Counts every budget instead of ``model``'s tokenizer.
     config : PersonaTreeConfig, optional
         Passed to the engine.
     progress : callable, optional
@@ -378,7 +382,7 @@ def run_faithfulness(
 
         embedder = SentenceTransformerEmbedder()
     emb = CachedEmbedder(embedder)
-    counter = make_token_counter(model)
+    counter = counter if counter is not None else make_token_counter(model)
     emb.embed(["warm up"])
     say = progress or (lambda _line: None)
     trees: list[tuple[str, Any]] = []
