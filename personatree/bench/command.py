@@ -238,6 +238,7 @@ def cue_recall(
     from ..errors import PersonaTreeError
     from .cues import SPLITS, format_cue_recall, run_cue_recall
     from .datasets.locomo_plus import default_cues_path
+    from .faithfulness import progress_printer
 
     if split not in ("tune", "heldout", "all"):
         _fail(f"--split must be tune, heldout or all, not {split!r}")
@@ -249,7 +250,7 @@ def cue_recall(
         result = run_cue_recall(
             src, host=host, splits=SPLITS if split == "all" else (split,),
             systems=[s.strip() for s in systems.split(",") if s.strip()], budgets=parse_int_list(budgets),
-            seed=seed, limit=1 if quick else limit, model=model, progress=progress,
+            seed=seed, limit=1 if quick else limit, model=model, progress=progress_printer() if progress else None,
             engine_options={"consolidate": consolidate},
         )
     except (PersonaTreeError, OSError, ValueError) as exc:

@@ -19,8 +19,9 @@ from typing import Any, Callable, Sequence
 
 import orjson
 
-from .metrics import evidence_recall, hit
+from .metrics import evidence_recall, hit, summarize
 from .runner import BenchResult, run_benchmark
+from .types import Dataset
 
 __all__ = ["CueRecallResult", "run_cue_recall", "cue_measures", "format_cue_recall", "SPLITS"]
 
@@ -105,7 +106,7 @@ def run_cue_recall(
     engine_options: dict[str, Any] | None = None,
     model: str = "gpt-4o-mini",
     embedder: Any = None,
-    progress: bool | Callable[[str, int], None] = False,
+    progress: Callable[[str], None] | None = None,
 ) -> CueRecallResult:
     """Run the cue/trigger cases of each split and measure the cue speaker's own statement.
 
@@ -118,8 +119,11 @@ def run_cue_recall(
         :func:`~personatree.bench.datasets.load_locomo_plus`).
     splits : sequence of str
         Which splits to run.
-    systems, budgets, model, embedder, engine_options, progress
+    systems, budgets, model, embedder, engine_options
         As :func:`~personatree.bench.runner.run_benchmark`.
+    progress : callable, optional
+        Receives one line per finished case (whether each system found the statement
+        at the largest budget).
     seed : int
         Seeds the insertion points.
     limit : int, optional
@@ -139,15 +143,29 @@ def run_cue_recall(
     # One memo across the splits: both stitch their cues into the same host turns.
     shared = CachedEmbedder(embedder)
     result = CueRecallResult(list(budgets), list(systems))
+    say = progress or (lambda _line: None)
     for split in splits:
         data = load_locomo_plus(path, host=host, seed=seed, limit=limit, split=split, gold="speaker")
-        run = run_benchmark(data, systems, budgets=budgets, topk=[], model=model, embedder=shared,
-                            engine_options=engine_options, progress=progress)
+        merged = BenchResult(data.name, list(systems), list(budgets), [])
+        seconds = 0.0
+        for i, conv in enumerate(data.conversations):
+            # One case at a time, so that every finished case is reported as it ends
+            # (a long run cut short still says what it measured).
+            run = run_benchmark(Dataset(data.name, (conv,), data.meta), systems, budgets=budgets, topk=[],
+                                model=model, embedder=shared, engine_options=engine_options)
+            merged.records.extend(run.records)
+            seconds += float(run.meta.get("seconds") or 0.0)
+            b = max(budgets)
+            found = {r.system: hit(r.gold, r.shown) for r in run.records if r.value == b}
+            say(f"[{split} {i + 1}/{len(data.conversations)}] {conv.meta.get('item')} ({run.records[0].category}): "
+                + " ".join(f"{k}={'hit' if v else 'miss'}@{b}" for k, v in found.items()))
+        merged.summary = summarize(merged.records)
+        merged.meta = {"dataset": {k: v for k, v in dict(data.meta).items()}, "conversations": len(data.conversations),
+                       "turns": data.n_turns, "questions": data.n_questions, "seconds": seconds}
         cue_turns = {c.id: list(c.meta["cue_turns"]) for c in data.conversations}
-        result.runs[split] = run
-        result.measures[split] = cue_measures(run, cue_turns)
-        result.meta[split] = {"cases": len(data.conversations), "turns": data.n_turns,
-                              "seconds": run.meta.get("seconds")}
+        result.runs[split] = merged
+        result.measures[split] = cue_measures(merged, cue_turns)
+        result.meta[split] = {"cases": len(data.conversations), "turns": data.n_turns, "seconds": seconds}
     result.meta.update({"path": str(path), "seed": seed, "gold": "the cue speaker's own cue turns"})
     return result
 

@@ -330,6 +330,11 @@ def _records(system: Any, case: Case, budgets: Sequence[int]) -> list[ContextRec
     return out
 
 
+def _line(recs: Sequence[ContextRecord]) -> str:
+    # One case's measures on a progress line, so a run cut short still says what it found.
+    return " ".join(f"update@{r.budget}={int(r.update)} stale@{r.budget}={int(r.stale)}" for r in recs)
+
+
 def run_faithfulness(
     cases: Sequence[Case],
     *,
@@ -403,16 +408,20 @@ def run_faithfulness(
                 g = graph_measures(system.engine.tree.graph(conv.id), obs_labels)
                 result.graphs.append(GraphRecord(system.name, conv.id, case.scenario.id, case.scenario.split,
                                                  case.scenario.kind, **g))
-                result.contexts.extend(_records(system, case, budgets))
+                recs = _records(system, case, budgets)
+                result.contexts.extend(recs)
                 system.drop(conv.id)
-                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} {system.name}: "
-                    f"{len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s")
+                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {system.name}: "
+                    f"{len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s; {_line(recs)} "
+                    f"mixed={int(g['mixed_stance'])}/{int(g['mixed_labels'])} conflict={int(g['conflict'])}")
             if flat is not None:
                 t0 = time.perf_counter()
                 flat.ingest(conv.id, conv.turns)
-                result.contexts.extend(_records(flat, case, budgets))
+                recs = _records(flat, case, budgets)
+                result.contexts.extend(recs)
                 flat.drop(conv.id)
                 seconds[flat.name] += time.perf_counter() - t0
+                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {flat.name}: {_line(recs)}")
     finally:
         engine_meta = {path: {"consolidation_available": s.engine.consolidation_available,
                               "consolidation_error": s.engine.consolidation_error} for path, s in trees}
