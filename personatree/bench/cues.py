@@ -123,7 +123,7 @@ def run_cue_recall(
         As :func:`~personatree.bench.runner.run_benchmark`.
     progress : callable, optional
         Receives one line per finished case (whether each system found the statement
-        at the largest budget).
+        at each budget).
     seed : int
         Seeds the insertion points.
     limit : int, optional
@@ -155,10 +155,9 @@ def run_cue_recall(
                                 model=model, embedder=shared, engine_options=engine_options)
             merged.records.extend(run.records)
             seconds += float(run.meta.get("seconds") or 0.0)
-            b = max(budgets)
-            found = {r.system: hit(r.gold, r.shown) for r in run.records if r.value == b}
             say(f"[{split} {i + 1}/{len(data.conversations)}] {conv.meta.get('item')} ({run.records[0].category}): "
-                + " ".join(f"{k}={'hit' if v else 'miss'}@{b}" for k, v in found.items()))
+                + " ".join(f"{r.system}={'hit' if hit(r.gold, r.shown) else 'miss'}@{r.value}"
+                           for r in run.records if r.mode == "budget"))
         merged.summary = summarize(merged.records)
         merged.meta = {"dataset": {k: v for k, v in dict(data.meta).items()}, "conversations": len(data.conversations),
                        "turns": data.n_turns, "questions": data.n_questions, "seconds": seconds}
