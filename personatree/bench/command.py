@@ -2,7 +2,9 @@
 
 ``personatree bench DATASET PATH [options]`` with DATASET one of ``locomo``,
 ``knowme``, ``prefeval``, ``locomo-plus``; ``personatree bench ingest [PATH]`` for
-the ingestion-throughput benchmark. Heavy imports happen inside the commands, so
+the ingestion-throughput benchmark; ``personatree bench faithfulness [PATH]`` for
+the change-of-mind scenarios; ``personatree bench cue-recall [PATH]`` for recall of
+the cue speaker's own statement on cue/trigger pairs. Heavy imports happen inside the commands, so
 registering them costs nothing when another command runs.
 """
 
@@ -165,6 +167,105 @@ def ingest(
         typer.echo(f"results: {out}")
 
 
+def faithfulness(
+    path: Optional[Path] = typer.Argument(None, help="Scenario file (default: the packaged set)."),
+    host: Path = typer.Option(_DEFAULT_LOCOMO, "--host", help="LoCoMo file whose speakers host the scenarios."),
+    split: str = typer.Option("all", "--split", help="tune, heldout or all (both, reported apart)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N scenarios of each split."),
+    quick: bool = typer.Option(False, "--quick", help="One scenario of each split, for CI."),
+    budgets: str = typer.Option("300,1000", "--budgets", help="Token budgets, comma-separated."),
+    paths: str = typer.Option("live,bulk", "--paths", help="live (consolidate every session), bulk (once)."),
+    dense: bool = typer.Option(True, "--dense/--no-dense", help="Flat dense over the same turns, side by side."),
+    seed: int = typer.Option(0, "--seed", help="Seed of where each scenario lands in its host."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the JSON results here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON results instead of the table."),
+    records: bool = typer.Option(True, "--records/--no-records", help="Include per-case records in the JSON."),
+    model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="One line per case on stderr."),
+) -> None:
+    """Change-of-mind scenarios: does recall bring the person's latest statement, not a stale one?"""
+    import orjson
+
+    from ..errors import PersonaTreeError
+    from .datasets import load_locomo
+    from .faithfulness import format_faithfulness, progress_printer, run_faithfulness
+    from .scenarios import load_scenarios
+    from .stitch import stitch_all
+
+    if split not in ("tune", "heldout", "all"):
+        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    if not host.exists():
+        _fail(f"{host} does not exist; pass the LoCoMo file with --host")
+    try:
+        scenarios = load_scenarios(path, split=None if split == "all" else split, limit=1 if quick else limit)
+        cases = stitch_all(scenarios, load_locomo(host).conversations, seed=seed)
+        result = run_faithfulness(
+            cases, budgets=parse_int_list(budgets), paths=[p.strip() for p in paths.split(",") if p.strip()],
+            dense=dense, model=model, progress=progress_printer() if progress else None,
+        )
+    except (PersonaTreeError, OSError, ValueError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+    result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
+    result.meta["scenario_file"] = str(path) if path else "packaged"
+    if as_json:
+        typer.echo(orjson.dumps(result.to_dict(with_records=records), option=orjson.OPT_INDENT_2).decode())
+    else:
+        typer.echo(format_faithfulness(result))
+    if out is not None:
+        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+
+
+def cue_recall(
+    path: Optional[Path] = typer.Argument(None, help="Cue/trigger items in the LoCoMo-Plus format with a "
+                                          "'split' field (default: the packaged dev set)."),
+    host: Path = typer.Option(_DEFAULT_LOCOMO, "--host", help="LoCoMo file of the host conversations."),
+    split: str = typer.Option("all", "--split", help="tune, heldout or all (both, reported apart)."),
+    systems: str = typer.Option("personatree,dense", "--systems", help="Comma-separated systems to compare."),
+    budgets: str = typer.Option("1000", "--budgets", help="Token budgets, comma-separated."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N items of each split."),
+    quick: bool = typer.Option(False, "--quick", help="One item of each split, for CI."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the insertion points."),
+    consolidate: str = typer.Option("session", "--consolidate", help="When personatree consolidates: "
+                                    "session, end or none."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the JSON results here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON results instead of the table."),
+    records: bool = typer.Option(True, "--records/--no-records", help="Include per-query records in the JSON."),
+    model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress on stderr."),
+) -> None:
+    """Cue/trigger pairs: does recall bring back the cue speaker's own statement?"""
+    import orjson
+
+    from ..errors import PersonaTreeError
+    from .cues import SPLITS, format_cue_recall, run_cue_recall
+    from .datasets.locomo_plus import default_cues_path
+    from .faithfulness import progress_printer
+
+    if split not in ("tune", "heldout", "all"):
+        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    src = path or default_cues_path()
+    for p in (src, host):
+        if not p.exists():
+            _fail(f"{p} does not exist")
+    try:
+        result = run_cue_recall(
+            src, host=host, splits=SPLITS if split == "all" else (split,),
+            systems=[s.strip() for s in systems.split(",") if s.strip()], budgets=parse_int_list(budgets),
+            seed=seed, limit=1 if quick else limit, model=model, progress=progress_printer() if progress else None,
+            engine_options={"consolidate": consolidate},
+        )
+    except (PersonaTreeError, OSError, ValueError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+    result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
+    if as_json:
+        typer.echo(orjson.dumps(result.to_dict(with_records=records),
+                                option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+    else:
+        typer.echo(format_cue_recall(result))
+    if out is not None:
+        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` command group to the ``personatree`` CLI.
 
@@ -178,4 +279,6 @@ def register(app: typer.Typer) -> None:
         if "_" in name:
             bench_app.command(name, hidden=True)(cmd)
     bench_app.command("ingest")(ingest)
+    bench_app.command("faithfulness")(faithfulness)
+    bench_app.command("cue-recall")(cue_recall)
     app.add_typer(bench_app, name="bench")

@@ -6,7 +6,10 @@ and a ``time_gap`` (``"three weeks later"``). One benchmark case per item: the c
 inserted as a new session into a host LoCoMo conversation at a seeded position (A and
 B become the host's two speakers), and the trigger is asked ``time_gap`` after the cue.
 The memory holds only what happened before the trigger (host sessions after it are
-left out). Gold evidence is the cue's turns.
+left out). Gold evidence is the cue's turns, or with ``gold="speaker"`` only the cue
+turns of the person who later says the trigger: the statement of the cause, goal,
+value or state itself, not the listener's reply (which is no evidence about the
+speaker). Items may carry a ``split`` (``"tune"`` / ``"heldout"``) to select on.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import orjson
 from ..types import Conversation, Dataset, Question, Turn
 from .locomo import load_locomo
 
-__all__ = ["load_locomo_plus", "parse_time_gap", "parse_cue"]
+__all__ = ["load_locomo_plus", "parse_time_gap", "parse_cue", "plus_case", "default_cues_path", "GOLD"]
+
+GOLD = ("cue", "speaker")
 
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -101,7 +106,8 @@ def _items(data: Any) -> list[Mapping[str, Any]]:
     return [x for x in data if isinstance(x, Mapping) and x.get("cue_dialogue") and x.get("trigger_query")]
 
 
-def plus_case(index: int, item: Mapping[str, Any], host: Conversation, rng: random.Random) -> Conversation:
+def plus_case(index: int, item: Mapping[str, Any], host: Conversation, rng: random.Random,
+              gold: str = "cue") -> Conversation:
     """Build one case: the host's history with the cue inserted, and the trigger question.
 
     Parameters
@@ -114,10 +120,14 @@ def plus_case(index: int, item: Mapping[str, Any], host: Conversation, rng: rand
         A LoCoMo conversation.
     rng : random.Random
         Seeded; chooses the insertion point.
+    gold : {"cue", "speaker"}
+        Every cue turn, or only those of the trigger's speaker.
 
     Returns
     -------
     Conversation
+        ``meta`` names the cue's turns (``cue_turns``) and the trigger speaker's
+        among them (``speaker_turns``) whichever ``gold`` is.
     """
     sessions = host.sessions()
     after = rng.randint(1, len(sessions)) if sessions else 0  # insert after this many sessions
@@ -128,20 +138,28 @@ def plus_case(index: int, item: Mapping[str, Any], host: Conversation, rng: rand
         cue_at = prev_end + timedelta(days=1)
     names = {"A": str(host.meta.get("speaker_a") or "A"), "B": str(host.meta.get("speaker_b") or "B")}
     cid = f"plus-{index}"
+    lines = parse_cue(str(item["cue_dialogue"]))
     cue = [
         Turn(f"C{index}:{j + 1}", names.get(who, who), text, cue_at + timedelta(minutes=j), f"{cid}/cue", "user")
-        for j, (who, text) in enumerate(parse_cue(str(item["cue_dialogue"])))
+        for j, (who, text) in enumerate(lines)
     ]
     asked = cue_at + parse_time_gap(item.get("time_gap"))
     history = [t for t in host.turns if t.at < asked]
     turns = sorted(history + cue, key=lambda t: t.at)
     trigger = parse_cue(str(item["trigger_query"]))
     text = " ".join(t for _, t in trigger) or str(item["trigger_query"])
+    # The cue speaker is whoever says the trigger ("A" in the upstream format).
+    who = trigger[0][0] if trigger else "A"
+    own = tuple(t.id for t, (letter, _) in zip(cue, lines) if letter == who)
+    if gold not in GOLD:
+        raise ValueError(f"gold must be one of {', '.join(GOLD)}, got {gold!r}")
     q = Question(
         id="trigger", text=text, category=str(item.get("relation_type", "unknown")),
-        evidence=tuple(t.id for t in cue), at=asked,
+        evidence=own if gold == "speaker" else tuple(t.id for t in cue), at=asked,
     )
-    meta = {"host": host.id, "inserted_after_session": after, "time_gap": item.get("time_gap")}
+    meta = {"host": host.id, "inserted_after_session": after, "time_gap": item.get("time_gap"),
+            "item": str(item.get("id", index)), "split": item.get("split"),
+            "cue_turns": [t.id for t in cue], "speaker_turns": list(own)}
     return Conversation(cid, tuple(turns), (q,), meta)
 
 
@@ -151,6 +169,8 @@ def load_locomo_plus(
     host: str | Path | None = None,
     seed: int = 0,
     limit: int | None = None,
+    split: str | None = None,
+    gold: str = "cue",
 ) -> Dataset:
     """Load LoCoMo-Plus cue/trigger items and build one case per item.
 
@@ -164,7 +184,12 @@ def load_locomo_plus(
     seed : int
         Seeds the insertion points.
     limit : int, optional
-        Keep the first ``limit`` items.
+        Keep the first ``limit`` items (of the split, when one is chosen).
+    split : str, optional
+        Keep only items whose ``split`` field equals it (``"tune"``, ``"heldout"``).
+        Host and insertion point of an item do not depend on this choice.
+    gold : {"cue", "speaker"}
+        Gold evidence: every cue turn, or only the trigger speaker's own cue turns.
 
     Returns
     -------
@@ -174,15 +199,33 @@ def load_locomo_plus(
     ------
     FileNotFoundError
         When no host file is given and none is found next to ``path``.
+    ValueError
+        For an unknown ``gold``, or a ``split`` that no item carries.
     """
     p = Path(path)
     host_path = Path(host) if host else p.parent.parent / "locomo" / "locomo_dev.json"
     if not host_path.exists():
         raise FileNotFoundError(f"LoCoMo-Plus needs a host LoCoMo file (--host); {host_path} does not exist")
     hosts: Sequence[Conversation] = load_locomo(host_path).conversations
+    if gold not in GOLD:
+        raise ValueError(f"gold must be one of {', '.join(GOLD)}, got {gold!r}")
     items = _items(orjson.loads(p.read_bytes()))
-    if limit is not None:
-        items = items[:limit]
     rng = random.Random(seed)
-    convs = tuple(plus_case(i, it, hosts[i % len(hosts)], rng) for i, it in enumerate(items))
-    return Dataset("locomo_plus", convs, {"path": str(p), "host": str(host_path), "seed": seed})
+    convs: list[Conversation] = []
+    for i, it in enumerate(items):
+        if limit is not None and len(convs) >= limit:
+            break
+        # Every item draws its insertion point, kept or not, so an item lands at the
+        # same place whichever split is selected.
+        case = plus_case(i, it, hosts[i % len(hosts)], rng, gold)
+        if split is None or it.get("split") == split:
+            convs.append(case)
+    if split is not None and not convs and not any(it.get("split") == split for it in items):
+        raise ValueError(f"no item of {p} has split {split!r}")
+    meta = {"path": str(p), "host": str(host_path), "seed": seed, "split": split, "gold": gold}
+    return Dataset("locomo_plus", tuple(convs), meta)
+
+
+def default_cues_path() -> Path:
+    """The packaged cue/trigger dev set (``personatree/bench/data/cue_trigger.json``)."""
+    return Path(__file__).resolve().parent.parent / "data" / "cue_trigger.json"
