@@ -139,6 +139,8 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter:
     recents: list[ProfileItem] = []
     used = 0
     for nid, section in order:
+        if section == "recent" and nid in quoted:
+            continue  # a claim above already quotes this statement: say it once
         before = set(quoted)
         it = item(nid, section)
         cost = counter.count(it.line) + 2
