@@ -16,7 +16,7 @@ from pathlib import Path
 # Allow running from a source checkout without installing the package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from personatree.consolidate.command import job_main  # noqa: E402
+from personatree.cli.consolidate import job_main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(job_main())

@@ -12,7 +12,7 @@ import pytest
 
 from personatree import PersonaTree, PersonaTreeConfig
 from personatree.config import ConsolidationConfig
-from personatree.consolidate.command import job_main
+from personatree.cli.consolidate import job_main
 from personatree.consolidate.job import changed_users, run_job
 from personatree.consolidate.locks import FileLocks, default_lock_dir
 from personatree.consolidate.synthetic import NOISE, planted_leaves

@@ -367,7 +367,7 @@ def _populate_with_api(url: str) -> None:
 
 
 def _app() -> typer.Typer:
-    from personatree.store.command import register
+    from personatree.cli.migrate import register
 
     app = typer.Typer()
 

@@ -1,6 +1,6 @@
 """``personatree migrate``: copy a store to another, verified by counts and checksums.
 
-Registered by :func:`register` (called from ``personatree.cli``)::
+Registered by :func:`register`::
 
     personatree migrate --from sqlite:///memory.db --to postgresql://app@db/personatree
 """
@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from ..errors import StoreError
+from ..store import open_store
+from ..store.copy import copy_store
+from .common import console, errors, print_json
 
 __all__ = ["register"]
 
@@ -29,15 +36,6 @@ def migrate(
 ) -> None:
     """Copy every user, metadata and cache entry from --from to --to, then verify each
     user by row counts and checksum. Re-running skips users already copied."""
-    # Imported here: the CLI module is only complete once every command is registered.
-    from rich.progress import Progress
-    from rich.table import Table
-
-    from ..cli import console, errors, print_json
-    from ..errors import StoreError
-    from . import open_store
-    from .copy import copy_store
-
     with errors():
         if source == target:
             raise StoreError("--from and --to name the same store")

@@ -2,7 +2,7 @@
 
 ``register(app)`` adds ``consolidate USER [--dry-run|--apply] [--json] [--store PATH]``
 and ``consolidate --all`` to the main Typer app (a dry run unless ``--apply``); :func:`job_main` is the entry point of
-``consolidation/run_job.py`` (and of ``python -m personatree.consolidate.command``).
+``consolidation/run_job.py`` (and of ``python -m personatree.cli.consolidate``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..consolidate.job import JobReport, UserResult, run_job
 from ..types import utc
-from .job import JobReport, UserResult, run_job
+from .common import JsonOpt, StoreOpt, errors, print_json
+from .opening import open_tree
 
 __all__ = ["register", "job_main", "run_with_progress", "summary_table"]
 
@@ -60,54 +62,49 @@ def run_with_progress(console: Console, show: bool = True, **kwargs: Any) -> Job
 
 def register(app: typer.Typer) -> None:
     """Add the ``consolidate`` command to ``app``."""
+    app.command("consolidate")(consolidate)
 
-    @app.command("consolidate")
-    def consolidate(
-        user: Optional[str] = typer.Argument(None, help="The user to consolidate (or --all)."),
-        all_users: bool = typer.Option(False, "--all", help="Every user changed since the last run."),
-        # Dry run unless asked: a pass deletes orphans and rewrites claims, so a person at
-        # a terminal sees the plan first. The scheduled job script applies by default.
-        dry_run: bool = typer.Option(
-            True, "--dry-run/--apply", help="Print the plan only (default), or apply it."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
-        store: str = typer.Option("personatree.db", "--store", "-s", envvar="PERSONATREE_STORE",
-                                  help="SQLite file or store URL (env PERSONATREE_STORE)."),
-        now: Optional[str] = typer.Option(None, help="Logical time of the pass (ISO 8601)."),
-        workers: int = typer.Option(0, help="--all: process-pool size (0: CPU count)."),
-        scheduler: Optional[str] = typer.Option(None, help="--all: Dask scheduler, tcp://host:8786."),
-        force: bool = typer.Option(False, help="--all: also users unchanged since their last pass."),
-    ) -> None:
-        """Cluster orphans into patterns, promote durable claims and bound growth."""
-        from ..cli import errors, open_tree, print_json
 
-        at = utc(datetime.fromisoformat(now)) if now else None
-        if all_users == (user is not None):
-            Console(stderr=True).print("[red]error:[/] give a USER or --all (not both)")
-            raise typer.Exit(2)
-        if all_users:
-            with errors():
-                report = run_with_progress(
-                    Console(stderr=True), not as_json, store=store, workers=workers or None,
-                    scheduler=scheduler, now=at, dry_run=dry_run, force=force,
-                )
-            if as_json:
-                print_json(report.to_dict())
-            else:
-                Console().print(summary_table(report))
-            raise typer.Exit(report.exit_code)
+def consolidate(
+    user: Optional[str] = typer.Argument(None, help="The user to consolidate (or --all)."),
+    all_users: bool = typer.Option(False, "--all", help="Every user changed since the last run."),
+    # Dry run unless asked: a pass deletes orphans and rewrites claims, so a person at
+    # a terminal sees the plan first. The scheduled job script applies by default.
+    dry_run: bool = typer.Option(
+        True, "--dry-run/--apply", help="Print the plan only (default), or apply it."
+    ),
+    as_json: bool = JsonOpt,
+    store: str = StoreOpt,
+    now: Optional[str] = typer.Option(None, help="Logical time of the pass (ISO 8601)."),
+    workers: int = typer.Option(0, help="--all: process-pool size (0: CPU count)."),
+    scheduler: Optional[str] = typer.Option(None, help="--all: Dask scheduler, tcp://host:8786."),
+    force: bool = typer.Option(False, help="--all: also users unchanged since their last pass."),
+) -> None:
+    """Cluster orphans into patterns, promote durable claims and bound growth."""
+    at = utc(datetime.fromisoformat(now)) if now else None
+    if all_users == (user is not None):
+        Console(stderr=True).print("[red]error:[/] give a USER or --all (not both)")
+        raise typer.Exit(2)
+    if all_users:
         with errors():
-            tree = open_tree(store)
-            try:
-                plan = tree.consolidate(user, dry_run=dry_run, now=at)
-            finally:
-                tree.close()
+            report = run_with_progress(
+                Console(stderr=True), not as_json, store=store, workers=workers or None,
+                scheduler=scheduler, now=at, dry_run=dry_run, force=force,
+            )
         if as_json:
-            sys.stdout.write(plan.to_json(indent=2) + "\n")
+            print_json(report.to_dict())
         else:
-            Console().print(plan.describe(), highlight=False, markup=False)
-            Console().print("(dry run: nothing applied; --apply applies it)" if dry_run else
-                            "applied" if not plan.is_empty() else "nothing to apply")
+            Console().print(summary_table(report))
+        raise typer.Exit(report.exit_code)
+    assert user is not None  # a USER or --all, checked above
+    with errors(), open_tree(store) as tree:
+        plan = tree.consolidate(user, dry_run=dry_run, now=at)
+    if as_json:
+        sys.stdout.write(plan.to_json(indent=2) + "\n")
+    else:
+        Console().print(plan.describe(), highlight=False, markup=False)
+        Console().print("(dry run: nothing applied; --apply applies it)" if dry_run else
+                        "applied" if not plan.is_empty() else "nothing to apply")
 
 
 def job_main(argv: Sequence[str] | None = None) -> int:
