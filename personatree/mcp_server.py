@@ -22,13 +22,17 @@ streamable HTTP (``--transport http``). Built with the official ``mcp`` SDK
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from .errors import ConfigError, InputError, PersonaTreeError
+
+if TYPE_CHECKING:
+    from .api import PersonaTree
 
 __all__ = ["ChatMessage", "build_server", "run_server", "server_class"]
 
@@ -70,7 +74,7 @@ def server_class() -> tuple[type, type[Exception]]:
             raise
     try:
         from mcp.server.fastmcp import FastMCP  # type: ignore[no-redef,attr-defined,unused-ignore]
-        from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+        from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef,import-not-found,unused-ignore]
 
         return FastMCP, ToolError
     except ModuleNotFoundError as exc:
@@ -79,8 +83,45 @@ def server_class() -> tuple[type, type[Exception]]:
         raise ConfigError("the MCP server needs the mcp package: pip install 'personatree[mcp]'") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Scope:
+    """What every tool of one server shares: the memory, its user scoping and defaults."""
+
+    tree: PersonaTree
+    tool_error: type[Exception]
+    default_user: str | None
+    lock_user: bool
+    default_budget: int | None
+
+    def who(self, user_id: str | None) -> str:
+        """The user a call is for; a tool error when there is none or another is refused."""
+        uid = (user_id or "").strip() or self.default_user
+        if not uid:
+            raise self.tool_error("user_id is required: this server has no default user")
+        if self.lock_user and uid != self.default_user:
+            raise self.tool_error(f"this server only serves user {self.default_user!r}")
+        return uid
+
+    def guarded(self, fn: F) -> F:
+        """``fn`` with library errors turned into a tool error.
+
+        Library errors are expected outcomes for an agent (unknown node, empty query):
+        they go back as a tool error with one clean message, never a traceback.
+        """
+        tool_error = self.tool_error
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except PersonaTreeError as exc:
+                raise tool_error(f"{type(exc).__name__}: {exc}") from None
+
+        return wrapper  # type: ignore[return-value]
+
+
 def build_server(
-    tree: Any,
+    tree: PersonaTree,
     *,
     default_user: str | None = None,
     lock_user: bool = False,
@@ -116,31 +157,18 @@ def build_server(
         raise ConfigError("lock_user needs a default_user")
     server_cls, tool_error = server_class()
     server = server_cls(name=name, instructions=INSTRUCTIONS)
+    scope = _Scope(tree, tool_error, default_user, lock_user, default_budget)
+    for make in _TOOLS:
+        server.tool()(scope.guarded(make(scope)))
+    _refuse_unknown_arguments(server)
+    return server
 
-    def who(user_id: str | None) -> str:
-        uid = (user_id or "").strip() or default_user
-        if not uid:
-            raise tool_error("user_id is required: this server has no default user")
-        if lock_user and uid != default_user:
-            raise tool_error(f"this server only serves user {default_user!r}")
-        return uid
 
-    def guarded(fn: F) -> F:
-        # Library errors are expected outcomes for an agent (unknown node, empty query):
-        # they go back as a tool error with one clean message, never a traceback.
-        import functools
+# Each tool is made by a function of the server's scope: the SDK reads a tool's name,
+# description and argument schema from the signature and docstring of what it is given.
 
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except PersonaTreeError as exc:
-                raise tool_error(f"{type(exc).__name__}: {exc}") from None
 
-        return wrapper  # type: ignore[return-value]
-
-    @server.tool()
-    @guarded
+def _remember_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
     def remember(
         text: str | None = None,
         messages: list[ChatMessage] | None = None,
@@ -155,7 +183,7 @@ def build_server(
         messages of one conversation. Returns the evidence leaves extracted and whether
         each was attached to an existing pattern, recorded as a conflict, or kept as an orphan.
         """
-        uid = who(user_id)
+        uid = scope.who(user_id)
         if (text is None) == (messages is None):
             raise InputError("give exactly one of text or messages")
         msgs: list[dict[str, str]] = (
@@ -163,7 +191,7 @@ def build_server(
             else [{"role": m.role, "content": m.content} for m in messages or []]
         )
         when: datetime | str | None = at or None
-        rep = tree.observe(uid, msgs, at=when, session_id=session_id or None)
+        rep = scope.tree.observe(uid, msgs, at=when, session_id=session_id or None)
         return {
             "user_id": uid,
             "observation_id": rep.observation_id,
@@ -175,59 +203,70 @@ def build_server(
             ],
         }
 
-    @server.tool()
-    @guarded
+    return remember
+
+
+def _recall_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
     def recall(query: str, user_id: str | None = None, budget: int | None = None) -> dict[str, Any]:
         """Context about the user relevant to `query`, within a token budget.
 
         Returns `text` to put in the prompt, the `items` shown (claims, patterns and
         evidence with confidence and sources) and the `tokens` used.
         """
-        uid = who(user_id)
+        uid = scope.who(user_id)
         # Only a missing budget takes the server's default: 0 or a negative budget is the
         # caller's mistake and gets the API's InputError, not a silent replacement.
-        rec = tree.recall(uid, query, budget=default_budget if budget is None else budget)
-        data = rec.to_dict()
+        rec = scope.tree.recall(uid, query, budget=scope.default_budget if budget is None else budget)
+        data: dict[str, Any] = rec.to_dict()
         data.pop("trace", None)  # the packer's trace is for debugging, not for the model's context
         data["user_id"] = uid
         return data
 
-    @server.tool()
-    @guarded
+    return recall
+
+
+def _explain_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
     def explain(node_id: str, user_id: str | None = None) -> dict[str, Any]:
         """Why a claim, pattern or piece of evidence is believed.
 
         Returns its support path up to the claim, the supporting and conflicting
         evidence with dates, the verbatim observations behind it, and a readable `text`.
         """
-        uid = who(user_id)
-        ex = tree.explain(uid, node_id)
+        uid = scope.who(user_id)
+        ex = scope.tree.explain(uid, node_id)
         data = dataclasses.asdict(ex)
         data["text"] = ex.render()
         return _jsonable(data)
 
-    @server.tool()
-    @guarded
+    return explain
+
+
+def _profile_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
     def profile(user_id: str | None = None, limit: int = 12) -> dict[str, Any]:
         """The user's standing profile: their top claims and patterns by confidence, as `text`."""
         from .view.profile import profile_block
 
-        return profile_block(tree, who(user_id), limit=limit).to_dict()
+        return profile_block(scope.tree, scope.who(user_id), limit=limit).to_dict()
 
-    @server.tool()
-    @guarded
+    return profile
+
+
+def _forget_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
     def forget(node_id: str, user_id: str | None = None, cascade: bool = False) -> dict[str, Any]:
         """Remove a node (and with `cascade`, its whole support subtree) from the user's memory.
 
         Summaries derived only from it are removed too. The raw conversation log is kept
         (delete the user to erase it).
         """
-        uid = who(user_id)
-        rep = tree.forget(uid, node_id, cascade=cascade)
+        uid = scope.who(user_id)
+        rep = scope.tree.forget(uid, node_id, cascade=cascade)
         return {"user_id": uid, "removed": list(rep.removed), "changed": list(rep.changed)}
 
-    _refuse_unknown_arguments(server)
-    return server
+    return forget
+
+
+# In the order clients list them.
+_TOOLS = (_remember_tool, _recall_tool, _explain_tool, _profile_tool, _forget_tool)
 
 
 def _refuse_unknown_arguments(server: Any) -> None:
@@ -253,7 +292,7 @@ def _refuse_unknown_arguments(server: Any) -> None:
     for name, tool in tools.items():
         meta = getattr(tool, "fn_metadata", None)
         base = getattr(meta, "arg_model", None)
-        if not (isinstance(base, type) and issubclass(base, BaseModel)):
+        if meta is None or not (isinstance(base, type) and issubclass(base, BaseModel)):
             raise ConfigError(f"cannot check the arguments of MCP tool {name!r} with this mcp SDK version")
         allowed = tuple(f.alias or k for k, f in base.model_fields.items())
 
@@ -268,7 +307,8 @@ def _refuse_unknown_arguments(server: Any) -> None:
         strict = type(base.__name__, (base,), {
             "__module__": base.__module__,
             "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),  # type: ignore[typeddict-item]
-            "_refuse_unknown": model_validator(mode="before")(classmethod(refuse)),
+            # pydantic's stubs do not describe a classmethod made at run time.
+            "_refuse_unknown": model_validator(mode="before")(classmethod(refuse)),  # type: ignore[arg-type]
         })
         meta.arg_model = strict
         params = getattr(tool, "parameters", None)
@@ -292,7 +332,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def run_server(
-    tree: Any,
+    tree: PersonaTree,
     *,
     transport: Literal["stdio", "http"] = "stdio",
     host: str = "127.0.0.1",
