@@ -80,7 +80,8 @@ def run_demo(path: str | Path, console: Console | None = None, *, reset: bool = 
                   f"{sum(r.attached for r in reports)} attached to a pattern, "
                   f"{sum(r.conflicts for r in reports)} contradicting one, "
                   f"{sum(r.orphans for r in reports)} waiting for consolidation")
-        as_of = clock.set(phase[-1]["at"] + timedelta(days=1)) or clock.now()
+        clock.set(phase[-1]["at"] + timedelta(days=1))
+        as_of = clock.now()
         plan = tree.consolidate(user)
         counts = ", ".join(f"{v} {k}" for k, v in plan.counts().items() if v)
         con.print(f"[bold]Consolidated[/] as of {as_of:%Y-%m-%d}: {counts or 'nothing to change'}")

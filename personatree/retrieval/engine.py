@@ -72,45 +72,16 @@ def recall_state(
     -------
     Recall
     """
-    ctx = _context(state, query, qvec, route, registry, counter, budget, now, cfg, levels)
-    seeds = list(ctx.scored)
-    # The newest stance of a changed pattern may be shown on its own even when its
-    # own words did not make it a candidate.
-    seeds += [x for x in ctx.supersedes if x not in ctx.scored]
-    for nid in seeds:
-        ctx.options[nid] = option(ctx, state.nodes[nid], 0.0)
-    result, taken, lay, text, tokens = _pack_to_budget(ctx, seeds, _header_tokens(ctx), budget)
-    why = {n: s for s in taken for n in s.node_ids}
-    items = tuple(_item(ctx, nid, why[nid], lay) for nid in lay.order)
-    return Recall(text, items, route, tokens, budget, _trace(result, taken))
-
-
-def _context(
-    state: RetrievalState,
-    query: str,
-    qvec: np.ndarray | None,
-    route: Route,
-    registry: SchemaRegistry | None,
-    counter: TokenCounter,
-    budget: int,
-    now: datetime,
-    cfg: RecallConfig,
-    levels: Sequence[Level] | None,
-) -> RecallContext:
-    """Score the candidates of ``query`` and set up the tables of one recall."""
     allowed = tuple(levels) if levels else tuple(Level)
-    # Verbatim evidence is worth something under any route; a claim under a factual
-    # route mostly costs budget that evidence would use better.
-    floors = {lv: cfg.leaf_fit_floor if lv is Level.LEAF else cfg.fit_floor for lv in Level}
-    fit = {lv: level_fit(route, lv, floors[lv]) for lv in Level}
+    fit = _level_fits(route, cfg)
+    wanted = set(route.schema_types)
+    # A question about the person (advice, habits, character) rather than an event.
+    personal = route.level is not Level.LEAF or "preference" in wanted
     # Candidates beyond what a budget can show only cost time: lines are 10-30 tokens,
     # so budget/10 per retriever and level is already generous.
     pool = max(16, min(cfg.pool, budget // 10))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
-    wanted = set(route.schema_types)
-    # A question about the person (advice, habits, character) rather than an event.
-    personal = route.level is not Level.LEAF or "preference" in wanted
     scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal)
     named = (
         {w for w in query.lower().replace("'s", " ").split()} if cfg.speaker_boost > 1.0 else set()
@@ -124,7 +95,24 @@ def _context(
     if ctx.show_leaves:
         leaf_ids = [x for x in scored if state.nodes[x].level is Level.LEAF]
         ctx.supersedes = newest_stance(state, leaf_ids, ctx.timelines)
-    return ctx
+    seeds = list(ctx.scored)
+    # The newest stance of a changed pattern may be shown on its own even when its
+    # own words did not make it a candidate.
+    seeds += [x for x in ctx.supersedes if x not in ctx.scored]
+    for nid in seeds:
+        ctx.options[nid] = option(ctx, state.nodes[nid], 0.0)
+    result, taken, lay, text, tokens = _pack_to_budget(ctx, seeds, _header_tokens(ctx), budget)
+    why = {n: s for s in taken for n in s.node_ids}
+    items = tuple(_item(ctx, nid, why[nid], lay) for nid in lay.order)
+    return Recall(text, items, route, tokens, budget, _trace(result, taken))
+
+
+def _level_fits(route: Route, cfg: RecallConfig) -> dict[Level, float]:
+    """How well each level fits the route, never below its floor."""
+    # Verbatim evidence is worth something under any route; a claim under a factual
+    # route mostly costs budget that evidence would use better.
+    floors = {lv: cfg.leaf_fit_floor if lv is Level.LEAF else cfg.fit_floor for lv in Level}
+    return {lv: level_fit(route, lv, floors[lv]) for lv in Level}
 
 
 def _header_tokens(ctx: RecallContext) -> dict[str, int]:

@@ -158,27 +158,56 @@ def pack(
     -------
     PackResult
     """
-    heap: list[tuple[float, int, int, tuple[str, ...], str, str | None]] = []
-    counter = 0
-    chosen: set[str] = set()
-    opened: set[str] = set()
-    headers = dict(group_tokens or {})
-    asked: dict[str, list[str]] = {}
+    packer = _Packer(options, children, lam, expand_k, dict(group_tokens or {}))
+    return packer.run(seeds if seeds is not None else list(options), budget, max_left_out)
 
-    def carried_by(ids: Sequence[str]) -> list[Companion]:
+
+_Entry = tuple[float, int, int, tuple[str, ...], str, str | None]
+_Pending = tuple[tuple[str, ...], str, str | None]
+
+
+class _Packer:
+    """The greedy state of one :func:`pack`: the heap of steps and what is chosen."""
+
+    def __init__(
+        self,
+        options: MutableMapping[str, Option],
+        children: Mapping[str, Sequence[str]] | Callable[[str], Sequence[Option]],
+        lam: float,
+        expand_k: int,
+        headers: dict[str, int],
+    ) -> None:
+        self.options = options
+        self.children = children
+        self.lam = lam
+        self.expand_k = expand_k
+        self.headers = headers
+        self.heap: list[_Entry] = []
+        self.counter = 0
+        self.chosen: set[str] = set()
+        self.opened: set[str] = set()
+        self.asked: dict[str, list[str]] = {}
+        self.offered: set[str] = set()
+        self.waiting: dict[str, list[_Pending]] = {}
+        self.cheapest = 0
+
+    def carried_by(self, ids: Sequence[str]) -> list[Companion]:
+        """Companions of ``ids`` not yet chosen, each once, in order."""
         out: list[Companion] = []
         seen = set(ids)
         for i in ids:
-            for c in options[i].companions:
-                if c.node_id not in chosen and c.node_id not in seen and c.node_id in options:
+            for c in self.options[i].companions:
+                if c.node_id not in self.chosen and c.node_id not in seen and c.node_id in self.options:
                     seen.add(c.node_id)
                     out.append(c)
         return out
 
-    def utility(ids: Sequence[str], kind: str) -> tuple[float, int]:
+    def utility(self, ids: Sequence[str], kind: str) -> tuple[float, int]:
+        """(utility, tokens) of showing ``ids`` as a step of ``kind`` now."""
+        options, lam = self.options, self.lam
         nested = kind == "expand"
         extra_v, extra_t = 0.0, 0
-        for c in carried_by(ids):
+        for c in self.carried_by(ids):
             extra_v += c.value
             extra_t += c.tokens
         if len(ids) == 1:  # most steps: skip the set arithmetic
@@ -186,117 +215,134 @@ def pack(
             if nested:
                 t = o.cost(True) + extra_t
                 return o.child_value + extra_v - lam * t, t
-            t = o.tokens + extra_t + sum(headers.get(g, 0) for g in o.groups if g not in opened)
+            t = o.tokens + extra_t + sum(self.headers.get(g, 0) for g in o.groups if g not in self.opened)
             return o.value + extra_v - lam * t, t
         v = extra_v + sum(options[i].child_value if nested else options[i].value for i in ids)
         t = extra_t + sum(options[i].cost(nested) for i in ids)
         if not nested:
-            need = {g for i in ids for g in options[i].groups} - opened
-            t += sum(headers.get(g, 0) for g in need)
+            need = {g for i in ids for g in options[i].groups} - self.opened
+            t += sum(self.headers.get(g, 0) for g in need)
         return v - lam * t, t
 
-    def push(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
-        nonlocal counter
-        u, _ = utility(ids, kind)
+    def push(self, ids: tuple[str, ...], kind: str, parent: str | None) -> None:
+        """Queue a step at its utility now."""
+        u, _ = self.utility(ids, kind)
+        options = self.options
         rank = options[ids[0]].rank if len(ids) == 1 else max(options[i].rank for i in ids)
         # Among equal utilities, shallower views (higher rank) come first.
-        heapq.heappush(heap, (-u, -rank, counter, ids, kind, parent))
-        counter += 1
+        heapq.heappush(self.heap, (-u, -rank, self.counter, ids, kind, parent))
+        self.counter += 1
 
-    def kids_of(parent: str) -> Sequence[str]:
-        nonlocal cheapest
+    def kids_of(self, parent: str) -> Sequence[str]:
+        """Support children of ``parent``, best first (asked of a callable once)."""
+        children = self.children
         if not callable(children):
             return children.get(parent, ())
-        if parent not in asked:
+        if parent not in self.asked:
             got = list(children(parent))
             for o in got:
-                old = options.get(o.node_id)
-                if old is None:
-                    options[o.node_id] = o
-                    cheapest = min(cheapest, o.tokens, o.cost(True))
-                elif o.child_value > old.child_value:
-                    new = options[o.node_id] = Option(
-                        old.node_id,
-                        old.rank,
-                        old.value,
-                        o.child_value,
-                        old.tokens,
-                        o.child_tokens,
-                        old.groups,
-                        old.companions or o.companions,
-                    )
-                    cheapest = min(cheapest, new.cost(True))
-            asked[parent] = [o.node_id for o in got]
-        return asked[parent]
+                self._merge(o)
+            self.asked[parent] = [o.node_id for o in got]
+        return self.asked[parent]
 
-    def push_expansion(parent: str) -> None:
-        kids = [c for c in kids_of(parent) if c in options and c not in chosen]
+    def _merge(self, o: Option) -> None:
+        # A child option joins the options; one already there keeps its own value and
+        # takes the better value as evidence.
+        old = self.options.get(o.node_id)
+        if old is None:
+            self.options[o.node_id] = o
+            self.cheapest = min(self.cheapest, o.tokens, o.cost(True))
+        elif o.child_value > old.child_value:
+            new = self.options[o.node_id] = Option(
+                old.node_id,
+                old.rank,
+                old.value,
+                o.child_value,
+                old.tokens,
+                o.child_tokens,
+                old.groups,
+                old.companions or o.companions,
+            )
+            self.cheapest = min(self.cheapest, new.cost(True))
+
+    def push_expansion(self, parent: str) -> None:
+        """Queue the expansion of ``parent`` by its best children not yet chosen."""
+        kids = [c for c in self.kids_of(parent) if c in self.options and c not in self.chosen]
         if kids:
-            push(tuple(kids[:expand_k]), "expand", parent)
+            self.push(tuple(kids[: self.expand_k]), "expand", parent)
 
-    def offer_instead(ids: tuple[str, ...], kind: str, parent: str | None) -> None:
-        # The carrier does not fit with what it carries: offer what it carries, on its
-        # own and at no less than the value it had with its carrier, once; once that
-        # is shown, the carrier costs only its own line and is offered again.
-        for c in carried_by(ids):
-            waiting.setdefault(c.node_id, []).append((ids, kind, parent))
-            if c.node_id in offered:
+    def offer_instead(self, ids: tuple[str, ...], kind: str, parent: str | None) -> None:
+        """Offer what a carrier that does not fit carries, on its own.
+
+        At no less than the value it had with its carrier, once; once that is shown,
+        the carrier costs only its own line and is offered again.
+        """
+        for c in self.carried_by(ids):
+            self.waiting.setdefault(c.node_id, []).append((ids, kind, parent))
+            if c.node_id in self.offered:
                 continue
-            offered.add(c.node_id)
-            o = options[c.node_id]
+            self.offered.add(c.node_id)
+            o = self.options[c.node_id]
             if c.value > o.value:
-                options[c.node_id] = replace(o, value=c.value)
-            push((c.node_id,), "alone", None)
+                self.options[c.node_id] = replace(o, value=c.value)
+            self.push((c.node_id,), "alone", None)
 
-    offered: set[str] = set()
-    waiting: dict[str, list[tuple[tuple[str, ...], str, str | None]]] = {}
-    for sid in seeds if seeds is not None else list(options):
-        if sid in options:
-            push((sid,), "alone", None)
-    taken: list[Step] = []
-    left: list[Step] = []
-    room = budget
-    # Once the room left is below every line's cost and enough left-out steps are on
-    # record, nothing more can be taken: stop instead of draining the heap.
-    cheapest = min((min(o.tokens, o.cost(True)) for o in options.values()), default=0)
-    while heap:
-        if room < cheapest and len(left) >= max_left_out:
-            break
-        neg_u, _, _, ids, kind, parent = heapq.heappop(heap)
-        fresh = tuple(i for i in ids if i not in chosen)
-        if not fresh:
-            if kind == "expand" and parent is not None:
-                push_expansion(parent)
-            continue
-        u, t = utility(fresh, kind)
-        if u < -neg_u - 1e-12 and heap and u < -heap[0][0]:
-            push(fresh, kind, parent)  # stale (lost nodes or headers got paid); re-queue
-            continue
-        while t > room and len(fresh) > 1:
-            fresh = fresh[:-1]
-            u, t = utility(fresh, kind)
-        if u <= 0.0:
-            break
-        if t > room:
-            if len(left) < max_left_out:
-                left.append(Step(fresh, kind, u, t))
-            offer_instead(fresh, kind, parent)
-            continue
-        room -= t
+    def take(self, fresh: tuple[str, ...], kind: str, u: float, t: int, parent: str | None) -> Step:
+        """Show ``fresh`` (and what it carries), then queue what that opens up."""
+        options = self.options
         if kind == "alone":
-            opened.update(g for i in fresh for g in options[i].groups)
-        extra = tuple(c.node_id for c in carried_by(fresh))
-        chosen.update(fresh)
-        chosen.update(extra)
-        taken.append(Step(fresh + extra, kind, u, t, extra))
+            self.opened.update(g for i in fresh for g in options[i].groups)
+        extra = tuple(c.node_id for c in self.carried_by(fresh))
+        self.chosen.update(fresh)
+        self.chosen.update(extra)
+        step = Step(fresh + extra, kind, u, t, extra)
         for n in fresh + extra:
-            for again in waiting.pop(n, ()):
-                push(*again)
+            for again in self.waiting.pop(n, ()):
+                self.push(*again)
         for n in fresh:
             if options[n].rank > 0:
-                push_expansion(n)
+                self.push_expansion(n)
         if kind == "expand" and parent is not None:
-            push_expansion(parent)
-    # A carrier left out and taken later, once its companion was shown, is not "left out".
-    left = [s for s in left if not set(s.node_ids) <= chosen]
-    return PackResult(tuple(taken), tuple(left))
+            self.push_expansion(parent)
+        return step
+
+    def run(self, seeds: Sequence[str], budget: int, max_left_out: int) -> PackResult:
+        """Take the best step left until nothing more fits or is worth its tokens."""
+        for sid in seeds:
+            if sid in self.options:
+                self.push((sid,), "alone", None)
+        taken: list[Step] = []
+        left: list[Step] = []
+        room = budget
+        # Once the room left is below every line's cost and enough left-out steps are on
+        # record, nothing more can be taken: stop instead of draining the heap.
+        self.cheapest = min((min(o.tokens, o.cost(True)) for o in self.options.values()), default=0)
+        heap = self.heap
+        while heap:
+            if room < self.cheapest and len(left) >= max_left_out:
+                break
+            neg_u, _, _, ids, kind, parent = heapq.heappop(heap)
+            fresh = tuple(i for i in ids if i not in self.chosen)
+            if not fresh:
+                if kind == "expand" and parent is not None:
+                    self.push_expansion(parent)
+                continue
+            u, t = self.utility(fresh, kind)
+            if u < -neg_u - 1e-12 and heap and u < -heap[0][0]:
+                self.push(fresh, kind, parent)  # stale (lost nodes or headers got paid); re-queue
+                continue
+            while t > room and len(fresh) > 1:
+                fresh = fresh[:-1]
+                u, t = self.utility(fresh, kind)
+            if u <= 0.0:
+                break
+            if t > room:
+                if len(left) < max_left_out:
+                    left.append(Step(fresh, kind, u, t))
+                self.offer_instead(fresh, kind, parent)
+                continue
+            room -= t
+            taken.append(self.take(fresh, kind, u, t, parent))
+        # A carrier left out and taken later, once its companion was shown, is not "left out".
+        left = [s for s in left if not set(s.node_ids) <= self.chosen]
+        return PackResult(tuple(taken), tuple(left))

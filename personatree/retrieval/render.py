@@ -183,44 +183,19 @@ def layout(
     -------
     Layout
     """
-    chosen_set = set(chosen)
-    rendered_parent = {
-        c: (parent_of.get(c) if parent_of.get(c) in chosen_set else None) for c in chosen
-    }
-    marks: dict[str, str] = {}
-    for leaf, (claim, mark) in (against or {}).items():
-        if leaf in chosen_set and claim in chosen_set and leaf != claim:
-            rendered_parent[leaf] = claim
-            marks[leaf] = mark
-    rank = {m: i for i, m in enumerate(CONFLICT_MARKS)}
+    rendered_parent, marks = _rendered_parents(chosen, parent_of, against)
     kids: dict[str, list[str]] = {}
     for c in chosen:
         p = rendered_parent[c]
         if p is not None:
             kids.setdefault(p, []).append(c)
-
-    def child_order(ids: list[str]) -> list[str]:
-        # What speaks against the claim first (the current state before the older
-        # pattern); then mids by value; leaves in time order (evidence reads best
-        # chronologically).
-        return sorted(
-            ids,
-            key=lambda x: (
-                rank.get(marks.get(x, ""), len(rank)),
-                nodes[x].level is Level.LEAF,
-                -value.get(x, 0.0) if nodes[x].level is not Level.LEAF else 0.0,
-                nodes[x].t_first,
-                x,
-            ),
-        )
-
     order: list[str] = []
     depth: dict[str, int] = {}
 
     def walk(x: str, d: int) -> None:
         order.append(x)
         depth[x] = d
-        for k in child_order(kids.get(x, [])):
+        for k in _child_order(kids.get(x, []), nodes, value, marks):
             walk(k, d + 1)
 
     tops = [c for c in chosen if rendered_parent[c] is None]
@@ -236,6 +211,46 @@ def layout(
     for c in evidence:
         walk(c, 0)
     return Layout(tuple(order), depth, rendered_parent, tuple(claims), tuple(evidence), marks)
+
+
+def _rendered_parents(
+    chosen: Sequence[str],
+    parent_of: Mapping[str, str],
+    against: Mapping[str, tuple[str, str]] | None,
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The parent each chosen node is shown under (``None``: a top), and the carried marks."""
+    chosen_set = set(chosen)
+    rendered_parent = {
+        c: (parent_of.get(c) if parent_of.get(c) in chosen_set else None) for c in chosen
+    }
+    marks: dict[str, str] = {}
+    for leaf, (claim, mark) in (against or {}).items():
+        if leaf in chosen_set and claim in chosen_set and leaf != claim:
+            rendered_parent[leaf] = claim
+            marks[leaf] = mark
+    return rendered_parent, marks
+
+
+_MARK_RANK = {m: i for i, m in enumerate(CONFLICT_MARKS)}
+
+
+def _child_order(
+    ids: list[str], nodes: Mapping[str, Node], value: Mapping[str, float], marks: Mapping[str, str]
+) -> list[str]:
+    # What speaks against the claim first (the current state before the older
+    # pattern); then mids by value; leaves in time order (evidence reads best
+    # chronologically).
+    rank = _MARK_RANK
+    return sorted(
+        ids,
+        key=lambda x: (
+            rank.get(marks.get(x, ""), len(rank)),
+            nodes[x].level is Level.LEAF,
+            -value.get(x, 0.0) if nodes[x].level is not Level.LEAF else 0.0,
+            nodes[x].t_first,
+            x,
+        ),
+    )
 
 
 def render_text(lay: Layout, lines: Mapping[str, str], nodes: Mapping[str, Node]) -> str:

@@ -20,7 +20,7 @@ from ..index import top_k
 from ..types import Level, Route
 from .fusion import rrf, rrf_normalised
 from .lexical import tokenize
-from .state import RetrievalState
+from .state import LevelArrays, RetrievalState
 
 # One seed lends to its neighbours per this many candidates of the level's pool (the
 # pool itself scales with the budget).
@@ -160,27 +160,12 @@ def score_nodes(
             cosines[lv] = s
             dense = [arr.ids[i] for i in top_k(s, pool)]
         s_lv = cosines.get(lv)
-        if lv is Level.LEAF:
-            lexical = []
-            for tk, _ in state.turns.search(qtok, pool):
-                members = state.turn_leaves.get(tk) or []
-                if members:
-                    lexical.append(_closest_leaf(state, members, s_lv) or members[0])
-        else:
-            lexical = [x for x, _ in state.bm25[lv].search(qtok, pool)]
+        lexical = _lexical(state, lv, qtok, pool, s_lv)
         rankings, weights = [dense, lexical], [cfg.dense_weight, lex_weight]
         fused = dict(rrf_normalised(rankings, k=cfg.rrf_k, weights=weights))
         lent: dict[str, str] = {}
-        if lv is Level.LEAF and cfg.neighbour_share > 0 and s_lv is not None and arr is not None:
-            # A small budget shows few lines: lending from many seeds would crowd
-            # them out with the neighbours of weak matches.
-            seeds = min(cfg.neighbour_seeds, pool // _SEEDS_PER_POOL)
-            lent = _lend_to_neighbours(state, fused, s_lv, cfg.neighbour_share, seeds)
-        rows = state.disposition_rows
-        if personal and lv is Level.LEAF and s_lv is not None and arr is not None and rows.size:
-            ranked = [arr.ids[int(row)] for row in rows[top_k(s_lv[rows], pool)]]
-            for x, bonus in disposition_bonus(ranked, cfg).items():
-                fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
+        if lv is Level.LEAF and s_lv is not None and arr is not None:
+            lent = _leaf_bonuses(state, fused, s_lv, arr, pool, cfg, personal)
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():
@@ -198,6 +183,47 @@ def score_nodes(
             rel = r if s_lv is None else claim_relevance(r, cos, w)
             out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x), lent.get(x))
     return out, cosines
+
+
+def _lexical(
+    state: RetrievalState, lv: Level, qtok: list[str], pool: int, leaf_cos: np.ndarray | None
+) -> list[str]:
+    """The BM25 ranking of a level; leaves through their turns, each turn by its closest leaf."""
+    if lv is not Level.LEAF:
+        return [x for x, _ in state.bm25[lv].search(qtok, pool)]
+    lexical = []
+    for tk, _ in state.turns.search(qtok, pool):
+        members = state.turn_leaves.get(tk) or []
+        if members:
+            lexical.append(_closest_leaf(state, members, leaf_cos) or members[0])
+    return lexical
+
+
+def _leaf_bonuses(
+    state: RetrievalState,
+    fused: dict[str, float],
+    leaf_cos: np.ndarray,
+    arr: LevelArrays,
+    pool: int,
+    cfg: RecallConfig,
+    personal: bool,
+) -> dict[str, str]:
+    """Raise fused leaf scores in place: neighbours of the best turns, then dispositions.
+
+    Returns the lender of each leaf that got its score from a neighbour.
+    """
+    lent: dict[str, str] = {}
+    if cfg.neighbour_share > 0:
+        # A small budget shows few lines: lending from many seeds would crowd
+        # them out with the neighbours of weak matches.
+        seeds = min(cfg.neighbour_seeds, pool // _SEEDS_PER_POOL)
+        lent = _lend_to_neighbours(state, fused, leaf_cos, cfg.neighbour_share, seeds)
+    rows = state.disposition_rows
+    if personal and rows.size:
+        ranked = [arr.ids[int(row)] for row in rows[top_k(leaf_cos[rows], pool)]]
+        for x, bonus in disposition_bonus(ranked, cfg).items():
+            fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
+    return lent
 
 
 def _closest_leaf(

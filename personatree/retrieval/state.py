@@ -22,7 +22,7 @@ consolidator, the tiers and the profile see does not hold them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Hashable, Iterable
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
 from ..text import is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
+from .sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
 __all__ = [
     "LevelArrays",
@@ -43,22 +44,6 @@ __all__ = [
     "store_turn_text",
     "state_for",
 ]
-
-class TurnSource(NamedTuple):
-    """A turn as the observation log holds it."""
-
-    text: str
-    seq: int  # the observation's position in the user's log
-
-
-#: Turn keys ("observation id#message index") → :class:`TurnSource`; keys it cannot
-#: resolve are left out (those turns are indexed by their leaves' text instead).
-TurnText = Callable[[Sequence[str]], Mapping[str, TurnSource]]
-
-
-#: The archived leaves of a user, given those already loaded (id → node): returns the
-#: whole archive (id → node), reading only the nodes it does not know yet.
-ArchiveSource = Callable[[Mapping[str, Node]], dict[str, Node]]
 
 
 def turn_key(node: Node) -> str:
@@ -165,33 +150,49 @@ class RetrievalState:
                 self._archive_rows = None
             self.archive = archive
         dirty_turns: set[str] = set()
-        ids: list[str] = []
         if changed is None:
-            every = self._every(graph)
-            new_sig = {n.id: _signature(n) for n in every}
-            for nid, sig in self._sig.items():
-                if new_sig.get(nid) != sig:
-                    self._drop(nid, sig, dirty_turns)
-            for n in every:
-                if self._sig.get(n.id) != new_sig[n.id]:
-                    self._add(n, dirty_turns)
+            self._sig = self._diff_every(graph, dirty_turns)
+            self._reindex_turns(graph, dirty_turns)
+            self._rebuild_structure(graph)
         else:
-            new_sig = dict(self._sig)
             ids = list(dict.fromkeys(changed))
-            for nid in ids:
-                if nid in graph:
-                    new_sig[nid] = _signature(graph.node(nid))
-                else:
-                    new_sig.pop(nid, None)
-            for nid in ids:
-                old = self._sig.get(nid)
-                if old is not None and new_sig.get(nid) != old:
-                    self._drop(nid, old, dirty_turns)
-            for nid in ids:
-                sig = new_sig.get(nid)
-                if sig is not None and self._sig.get(nid) != sig:
-                    self._add(graph.node(nid), dirty_turns)
-        self._sig = new_sig
+            self._sig = self._diff_some(graph, ids, dirty_turns)
+            self._reindex_turns(graph, dirty_turns)
+            self._patch_structure(graph, ids)
+        self.version = version
+        return self
+
+    def _diff_every(self, graph: MemoryGraph, dirty_turns: set[str]) -> dict[str, Hashable]:
+        # Compare every node's signature with the last refresh's; returns the new ones.
+        every = self._every(graph)
+        new_sig = {n.id: _signature(n) for n in every}
+        for nid, sig in self._sig.items():
+            if new_sig.get(nid) != sig:
+                self._drop(nid, sig, dirty_turns)
+        for n in every:
+            if self._sig.get(n.id) != new_sig[n.id]:
+                self._add(n, dirty_turns)
+        return new_sig
+
+    def _diff_some(self, graph: MemoryGraph, ids: list[str], dirty_turns: set[str]) -> dict[str, Hashable]:
+        # Only ``ids`` may have changed: compare just those; returns the new signatures.
+        new_sig = dict(self._sig)
+        for nid in ids:
+            if nid in graph:
+                new_sig[nid] = _signature(graph.node(nid))
+            else:
+                new_sig.pop(nid, None)
+        for nid in ids:
+            old = self._sig.get(nid)
+            if old is not None and new_sig.get(nid) != old:
+                self._drop(nid, old, dirty_turns)
+        for nid in ids:
+            sig = new_sig.get(nid)
+            if sig is not None and self._sig.get(nid) != sig:
+                self._add(graph.node(nid), dirty_turns)
+        return new_sig
+
+    def _reindex_turns(self, graph: MemoryGraph, dirty_turns: set[str]) -> None:
         # Sorted: turn rows break BM25 ties, and set order changes with the hash seed.
         dirty = sorted(dirty_turns)
         live = [tk for tk in dirty if self.turn_leaves.get(tk)]
@@ -210,23 +211,20 @@ class RetrievalState:
             )
             if nodes[0].provenance:
                 self._join_session(tk, nodes[0].provenance[0].session_id)
-            toks: list[str] = []
-            src = texts.get(tk)
-            if src is not None:
-                self.turn_seq[tk] = src.seq
-                toks = tokenize(src.text)
-                extra = {e for x in nodes for e in tokenize(_extra_text(x))}
-                toks.extend(sorted(extra.difference(toks)))  # speaker and entity names
-            else:
-                for x in nodes:
-                    toks.extend(tokenize(x.content + " " + _extra_text(x)))
-            self.turns.add(tk, toks + date_tokens(nodes[0].t_first))
-        if changed is None:
-            self._rebuild_structure(graph)
+            self.turns.add(tk, self._turn_tokens(tk, nodes, texts.get(tk)) + date_tokens(nodes[0].t_first))
+
+    def _turn_tokens(self, tk: str, nodes: list[Node], src: TurnSource | None) -> list[str]:
+        # The whole message as observed when the log has it, else its leaves' text.
+        toks: list[str] = []
+        if src is not None:
+            self.turn_seq[tk] = src.seq
+            toks = tokenize(src.text)
+            extra = {e for x in nodes for e in tokenize(_extra_text(x))}
+            toks.extend(sorted(extra.difference(toks)))  # speaker and entity names
         else:
-            self._patch_structure(graph, ids)
-        self.version = version
-        return self
+            for x in nodes:
+                toks.extend(tokenize(x.content + " " + _extra_text(x)))
+        return toks
 
     def _every(self, graph: MemoryGraph) -> list[Node]:
         # The tree's nodes, then the archived leaves (an id in both is the tree's).
@@ -403,72 +401,6 @@ class RetrievalState:
                 for i, tk in enumerate(keys)
             }
         return scene[turn]
-
-
-def store_turn_text(store: Any, user_id: str) -> TurnText:
-    """A :data:`TurnText` loader reading a user's messages from a store's observation log.
-
-    Parameters
-    ----------
-    store : Store
-        Anything with ``observations(user_id, ids)``.
-    user_id : str
-
-    Returns
-    -------
-    TurnText
-        Resolves "observation id#message index" keys to the message's content (with
-        the speaker's name, which a query may use) and the observation's log
-        position; unknown keys are left out.
-    """
-
-    def load(keys: Sequence[str]) -> Mapping[str, TurnSource]:
-        wanted: dict[str, list[tuple[str, int]]] = {}
-        for key in keys:
-            obs, sep, turn = key.rpartition("#")
-            if sep and turn.isdigit():
-                wanted.setdefault(obs, []).append((key, int(turn)))
-        out: dict[str, TurnSource] = {}
-        if not wanted:
-            return out
-        for o in store.observations(user_id, list(wanted)):
-            for key, i in wanted.get(o.id, ()):
-                if 0 <= i < len(o.messages):
-                    m = o.messages[i]
-                    text = f"{m.content} {m.name}" if m.name else m.content
-                    out[key] = TurnSource(text, o.seq)
-        return out
-
-    return load
-
-
-def store_archive(store: Any, user_id: str) -> ArchiveSource:
-    """An :data:`ArchiveSource` reading a user's archived leaves from a store.
-
-    Parameters
-    ----------
-    store : Store
-        Anything with ``archive_ids(user_id)`` and ``archive(user_id, ids)``; a store
-        without them has an empty archive.
-    user_id : str
-
-    Returns
-    -------
-    ArchiveSource
-        One id listing per call, and a read of only the leaves not already known
-        (archived leaves never change: a leaf id names one sentence of one turn).
-    """
-
-    def load(known: Mapping[str, Node]) -> dict[str, Node]:
-        list_ids = getattr(store, "archive_ids", None)
-        if list_ids is None:
-            return {}
-        ids = list_ids(user_id)
-        missing = [i for i in ids if i not in known]
-        fresh = {n.id: n for n in store.archive(user_id, missing)} if missing else {}
-        return {i: known[i] if i in known else fresh[i] for i in ids if i in known or i in fresh}
-
-    return load
 
 
 def state_for(
