@@ -7,6 +7,7 @@ Registered by :func:`register`::
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -44,23 +45,16 @@ def migrate(
         if src_path is not None and not Path(src_path).exists():
             # Opening a SQLite path creates the file; a typo must not "copy" nothing.
             raise StoreError(f"--from {source!r}: no such SQLite file")
-        src = open_store(source)
-        try:
-            dst = open_store(target)
-            try:
-                wanted = users or None
-                total = len(wanted) if wanted else len(src.users())
-                if as_json or total == 0:
-                    report = copy_store(src, dst, users=wanted, overwrite=overwrite)
-                else:
-                    with Progress(console=console, transient=True) as bar:
-                        task = bar.add_task("copying users", total=total)
-                        report = copy_store(src, dst, users=wanted, overwrite=overwrite,
-                                            progress=lambda _uid: bar.advance(task))
-            finally:
-                dst.close()
-        finally:
-            src.close()
+        with closing(open_store(source)) as src, closing(open_store(target)) as dst:
+            wanted = users or None
+            total = len(wanted) if wanted else len(src.users())
+            if as_json or total == 0:
+                report = copy_store(src, dst, users=wanted, overwrite=overwrite)
+            else:
+                with Progress(console=console, transient=True) as bar:
+                    task = bar.add_task("copying users", total=total)
+                    report = copy_store(src, dst, users=wanted, overwrite=overwrite,
+                                        progress=lambda _uid: bar.advance(task))
         if as_json:
             print_json(report.to_dict())
         else:
