@@ -426,6 +426,9 @@ class Explanation:
     support: tuple[ExplainStep, ...]
     conflicts: tuple[ExplainStep, ...]
     observations: tuple[Observation, ...]
+    #: True for a leaf the tree's bounds moved to the archive: recall still finds it,
+    #: but it supports no pattern any more.
+    archived: bool = False
 
     def render(self) -> str:
         """A readable multi-line text form.
@@ -460,6 +463,8 @@ class Explanation:
                 f"{pad}[{step.level.value}:{step.schema_type}] {content} "
                 f"(conf {step.confidence:.2f}, +{step.n_support}/-{step.n_conflict}, {span})"
             )
+        if self.archived:
+            lines.append("archived: outside the tree (its bounds), still found by recall")
 
         def against() -> None:
             if self.conflicts:
@@ -495,3 +500,5 @@ class SearchHit:
     content: str
     score: float
     confidence: float
+    #: True for an archived leaf (outside the tree, still found by recall).
+    archived: bool = False
