@@ -36,6 +36,7 @@ from .errors import (
 )
 from .forgetting import forget_node
 from .graph import MemoryGraph
+from .explanation import ExplainStep, Explanation
 from .index import top_k
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
 from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
@@ -46,8 +47,6 @@ from .schema import SchemaRegistry
 from .types import (
     Edge,
     EdgeKind,
-    ExplainStep,
-    Explanation,
     InsertReport,
     LeafDraft,
     Level,
