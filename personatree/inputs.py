@@ -47,9 +47,9 @@ def check_text(value: object, what: str, max_chars: int, error: type[InputError]
     if len(value) > max_chars:
         raise error(f"{what} is {len(value):,} characters; the limit is {max_chars:,}")
     fault = find_text_fault(value)
-    if fault is not None and fault.kind == "nul":
-        raise error(f"{what} contains a NUL character")
     if fault is not None:
+        if fault.kind == "nul":
+            raise error(f"{what} contains a NUL character")
         raise error(f"{what} is not valid text (lone surrogate at position {fault.position})")
     return value
 
