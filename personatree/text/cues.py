@@ -224,7 +224,7 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     Parameters
     ----------
     sentence : str
-        One sentence (:func:`~personatree.text.split_sentences`).
+        The sentence to classify; pasted run-ons never count.
     tokens : list of str, optional
         ``tokenize(sentence)`` when the caller already has it.
 
@@ -292,7 +292,7 @@ def is_informative(sentence: str, tokens: list[str] | None = None) -> bool:
     Parameters
     ----------
     sentence : str
-        One sentence (:func:`~personatree.text.split_sentences`).
+        One sentence of a message (:func:`~personatree.text.split_sentences`).
     tokens : list of str, optional
         ``tokenize(sentence)`` when the caller already has it.
 
@@ -350,9 +350,9 @@ def informative_part(sentence: str, tokens: list[str] | None = None) -> str | No
     Parameters
     ----------
     sentence : str
-        One sentence (:func:`~personatree.text.split_sentences`).
+        A sentence that may join a statement to a question or request.
     tokens : list of str, optional
-        ``tokenize(sentence)`` when the caller already has it.
+        Its tokens, when the caller already has them (else tokenized here).
 
     Returns
     -------

@@ -94,7 +94,7 @@ def find_entities(text: str) -> list[str]:
     Parameters
     ----------
     text : str
-        One sentence.
+        One sentence; apostrophes are normalised before matching.
 
     Returns
     -------

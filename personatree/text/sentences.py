@@ -100,7 +100,7 @@ def split_sentences(text: str) -> list[str]:
     Parameters
     ----------
     text : str
-        Any text.
+        Any text: one message, possibly several lines.
 
     Returns
     -------

@@ -280,9 +280,9 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
     Parameters
     ----------
     text : str
-        One sentence (stance is read per sentence).
+        One sentence; the intention and hypothetical frames are found in it.
     tokens : list of str, optional
-        ``tokenize(text)`` when the caller already has it.
+        Its tokens, when the caller already has them (else tokenized here).
 
     Returns
     -------
