@@ -164,6 +164,11 @@ def _word_value(toks: list[str], i: int, prev: str) -> tuple[int, bool, bool]:
     return 0, False, False
 
 
+# Every word :func:`_word_value` can score: most tokens are none of them, and one set
+# lookup skips the call for those.
+_SCORED = STANCE_POS | STANCE_NEG | LIKE_FORMS | AFFECT_POS | AFFECT_NEG | {"stand", "sick", "tired"}
+
+
 @dataclass(slots=True)
 class _WordScan:
     """The running sums of :func:`_scan_words` (unclipped)."""
@@ -194,6 +199,9 @@ def _scan_words(toks: list[str]) -> _WordScan:
                 out.negated = True
                 last_neg = i
                 neg_used = False
+            prev = t
+            continue
+        if t not in _SCORED:
             prev = t
             continue
         s, is_stance, takes_negator = _word_value(toks, i, prev)
