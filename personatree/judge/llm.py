@@ -43,7 +43,7 @@ from ..errors import JudgeError, JudgeOutputError, JudgeTimeoutError, ProviderEr
 from ..ports import Embedder, Judge, Store
 from ..schema import SchemaRegistry
 from ..text import (
-    format_span,
+    format_month_span,
     is_informative,
     is_question,
     is_request,
@@ -775,7 +775,7 @@ class LLMJudge:
             attrs = dict(base.attributes)
             if level is Level.MID:
                 mentions = sum(max(1, n.n_support) for n in members)
-                span = format_span(min(n.t_first for n in members), max(n.t_last for n in members))
+                span = format_month_span(min(n.t_first for n in members), max(n.t_last for n in members))
                 content = f"{claim} ({mentions} mention{'s' if mentions != 1 else ''}, {span})"
             else:
                 content = claim

@@ -24,7 +24,7 @@ from ..text import (
     content_lemmas,
     find_entities,
     find_time,
-    format_span,
+    format_month_span,
     informative_part,
     key_topic,
     lemma,
@@ -489,7 +489,7 @@ class OfflineJudge:
             phrase = pattern_phrase(rep) or strip_summary_suffix(medoid.content).strip()
         t_first = min(n.t_first for n in ordered)
         t_last = max(n.t_last for n in ordered)
-        span = format_span(t_first, t_last)
+        span = format_month_span(t_first, t_last)
         mentions = sum(max(1, n.n_support) for n in ordered)
         if level is Level.ROOT:
             content = phrase
