@@ -22,6 +22,7 @@ from .retry import Failure
 
 __all__ = ["ERROR_OF_KIND", "FallbackPolicy"]
 
+# Logged under the judge's name, where users filter the LLM judge's messages.
 _log = logging.getLogger("personatree.judge.llm")
 
 #: The error raised for each failure kind when the fallback is off (answer kinds:

@@ -19,6 +19,11 @@ Answers are cached in the store (:mod:`personatree.judge.cache`) and every reque
 counted per user and operation (:mod:`personatree.judge.accounting`).
 
 The judge is thread-safe; a semaphore bounds the requests in flight across threads.
+
+:class:`LLMJudge` composes the parts: :mod:`~personatree.judge.jobs` (what each
+operation asks and how its answer is checked), :mod:`~personatree.judge.runner` (cache,
+requests and retries, over :mod:`~personatree.judge.transport` and
+:mod:`~personatree.judge.retry`) and :mod:`~personatree.judge.fallback`.
 """
 
 from __future__ import annotations
@@ -31,20 +36,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import (
-    ConfigError,
-    InputError,
-    JudgeError,
-    JudgeOutputError,
-    JudgeTimeoutError,
-    ProviderError,
-    RateLimitError,
-)
+from ..errors import ConfigError, InputError
+# Importable from here as well as from personatree.judge and personatree.errors.
+from ..errors import JudgeError, JudgeOutputError, JudgeTimeoutError, ProviderError, RateLimitError  # noqa: F401
 from ..ports import Embedder, Judge, Store
 from ..schema import SchemaRegistry
 from ..text import is_informative, split_sentences, tokenize
 from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
-from .accounting import FallbackEvent, JudgeStats, RobustnessCounters, UsageLedger, UsageReport
+from .accounting import FallbackEvent, JudgeStats, RobustnessCounters, UsageLedger, UsageReport  # noqa: F401
 from .cache import ResponseCache
 from .fallback import FallbackPolicy
 from .jobs import extract_batches, extract_job, route_job, summarize_job, type_lists, validate_chunks, validate_job
@@ -54,17 +53,7 @@ from .retry import Failure, RetryPolicy
 from .runner import RequestRunner
 from .transport import Completion, Transport
 
-__all__ = [
-    "LLMJudge",
-    "JudgeStats",
-    "FallbackEvent",
-    "JudgeError",
-    "RateLimitError",
-    "JudgeTimeoutError",
-    "ProviderError",
-    "JudgeOutputError",
-    "OPERATIONS",
-]
+__all__ = ["LLMJudge", "OPERATIONS"]
 
 _current_user: contextvars.ContextVar[str | None] = contextvars.ContextVar("personatree_judge_user", default=None)
 
