@@ -143,7 +143,7 @@ class RequestRunner:
                 self._cache.put(jobs[i].key, value, user_id=jobs[i].user_id)
         return [r for r in results if r is not None]
 
-    def _fan_out(self, jobs: Sequence[Job[A, R]]) -> list[tuple[Any, R] | Failure]:
+    def _fan_out(self, jobs: Sequence[Job[A, R]]) -> list[tuple[dict[str, Any], R] | Failure]:
         if len(jobs) <= 1:
             return [self._attempt(job) for job in jobs]
         with ThreadPoolExecutor(max_workers=min(len(jobs), self._max_concurrency)) as pool:
@@ -162,13 +162,13 @@ class RequestRunner:
         self._ledger.add(job.user_id, job.operation, cache_hits=1)
         return result
 
-    def _attempt(self, job: Job[A, R]) -> tuple[Any, R] | Failure:
+    def _attempt(self, job: Job[A, R]) -> tuple[dict[str, Any], R] | Failure:
         try:
             return self._request(job)
         except Failure as failure:
             return failure
 
-    def _request(self, job: Job[A, R]) -> tuple[Any, R]:
+    def _request(self, job: Job[A, R]) -> tuple[dict[str, Any], R]:
         """Send one job with retries; returns (answer JSON, checked result).
 
         Raises
