@@ -14,8 +14,8 @@ import math
 from typing import Any, Sequence
 
 from ..schema import SchemaRegistry
-from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
 from ..text import strip_summary_suffix
+from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
 from .grounding import drafts_of
 from .parsing import AnswerError, ExtractAnswer, RouteAnswer, SummaryAnswer, ValidateAnswer, one_line
 from .prompts import PromptTemplate, data_block
@@ -144,7 +144,8 @@ def validate_job(
                 or (v.label == "unrelated" and abs(v.psi) <= UNRELATED_MAX_PSI)
             )
             if consistent:
-                got[v.pair] = Verdict(v.label, float(v.psi), one_line(f"{v.label}: {v.reason or 'no reason given'}"))
+                reason = one_line(f"{v.label}: {v.reason or 'no reason given'}")
+                got[v.pair] = Verdict(v.label, float(v.psi), reason)
         if chunk and not got:
             raise AnswerError("invalid_schema", "no verdict named a pair id with a label matching the sign of psi")
         return got

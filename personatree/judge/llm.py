@@ -313,8 +313,8 @@ class LLMJudge:
                 if k in res:
                     out[i] = res[k]
             if missing:
-                self._fallback.record("validate", Failure("incomplete", f"{len(missing)} pair(s) without a usable verdict"),
-                                      job.user_id, len(missing))
+                incomplete = Failure("incomplete", f"{len(missing)} pair(s) without a usable verdict")
+                self._fallback.record("validate", incomplete, job.user_id, len(missing))
                 leftover.extend((i, Failure("incomplete", "")) for i in missing)
         self._fallback.validate_into(out, pairs, leftover)
         return [v for v in out if v is not None]

@@ -13,7 +13,16 @@ import numpy as np
 from ..text import Stance, analyze_stance, content_lemmas, key_topic, lemma, strip_summary_suffix, tokenize
 from ..types import Node, Verdict
 
-__all__ = ["Features", "FeatureCache", "features", "judge_pair", "SIM_LO", "SIM_HI", "LABEL_SUPPORT", "LABEL_CONFLICT"]
+__all__ = [
+    "Features",
+    "FeatureCache",
+    "features",
+    "judge_pair",
+    "SIM_LO",
+    "SIM_HI",
+    "LABEL_SUPPORT",
+    "LABEL_CONFLICT",
+]
 
 # Cosine similarity is mapped linearly from [SIM_LO, SIM_HI] onto [0, 1].
 SIM_LO = 0.2
