@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import typer
 
-from . import chat_import, memory, records, serve
+from . import chat_import, consolidate, memory, migrate, recall, records, serve
 from .chat_import import chat_export_interactions
 from .common import CreateOpt, JsonOpt, StoreOpt, console, err_console, errors, print_json, progress_bar
 from .opening import open_tree, store_file
 from .reading import json_lines
 
-# The helpers the command modules share stay importable from here, where they lived
-# before the command line was split into modules.
+# What the command modules share is importable from the package too.
 __all__ = [
     "CreateOpt",
     "JsonOpt",
@@ -52,12 +51,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for _group in (memory, records, chat_import, serve):
+for _group in (memory, records, chat_import, serve, consolidate, recall, migrate):
     _group.register(app)
 
 
-COMPONENTS = ("personatree.cli.consolidate", "personatree.cli.recall", "personatree.bench.command",
-              "personatree.cli.migrate")
+COMPONENTS = ("personatree.bench.command",)
 
 
 def _register_components(modules: tuple[str, ...] = COMPONENTS) -> list[str]:
