@@ -111,8 +111,8 @@ def engine_ingest_rate(
     leaves : int
         Leaf nodes created.
     """
-    from ..api import PersonaTree
-    from ..clock import FixedClock
+    from personatree.api import PersonaTree
+    from personatree.clock import FixedClock
 
     with tempfile.TemporaryDirectory(prefix="personatree-ingest-") as tmp:
         db = Path(path) if path else Path(tmp) / "ingest.db"
@@ -155,7 +155,7 @@ def run_ingest_benchmark(
     IngestResult
     """
     if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
+        from personatree.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     texts = [t.text for c in conversations for t in c.turns]

@@ -116,11 +116,11 @@ def run_cue_recall(
         Cue/trigger items in the LoCoMo-Plus format with a ``split`` field.
     host : str or Path, optional
         LoCoMo file of the host conversations (see
-        :func:`~personatree.bench.datasets.load_locomo_plus`).
+        :func:`~personatree_bench.datasets.load_locomo_plus`).
     splits : sequence of str
         Which splits to run.
     systems, budgets, model, embedder, engine_options
-        As :func:`~personatree.bench.runner.run_benchmark`.
+        As :func:`~personatree_bench.runner.run_benchmark`.
     progress : callable, optional
         Receives one line per finished case (whether each system found the statement
         at each budget).
@@ -137,7 +137,7 @@ def run_cue_recall(
     from .resources import CachedEmbedder
 
     if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
+        from personatree.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     # One memo across the splits: both stitch their cues into the same host turns.

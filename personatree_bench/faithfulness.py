@@ -1,7 +1,7 @@
 """The faithfulness benchmark: does recall tell the person's *current* state?
 
-Each case is a change-of-mind scenario (:mod:`~personatree.bench.scenarios`) stitched
-into one LoCoMo speaker's stream (:mod:`~personatree.bench.stitch`). The stream is
+Each case is a change-of-mind scenario (:mod:`~personatree_bench.scenarios`) stitched
+into one LoCoMo speaker's stream (:mod:`~personatree_bench.stitch`). The stream is
 replayed into personatree on two paths, and into flat dense retrieval over the same
 turns:
 
@@ -202,7 +202,7 @@ def graph_measures(graph: Any, labels: Mapping[str, str]) -> dict[str, Any]:
         ``mixed_stance``, ``mixed_labels``, ``conflict``, ``pattern_formed`` (bool),
         ``mixed_patterns`` (tuple of pattern contents), ``change_leaves`` (int).
     """
-    from ..types import EdgeKind, Level
+    from personatree.types import EdgeKind, Level
 
     label_of: dict[str, str] = {}
     for leaf in graph.nodes(Level.LEAF):
@@ -352,7 +352,7 @@ def run_faithfulness(
     Parameters
     ----------
     cases : sequence of Case
-        From :func:`~personatree.bench.stitch.stitch_all`.
+        From :func:`~personatree_bench.stitch.stitch_all`.
     budgets : sequence of int
         Token budgets of the question's context.
     paths : sequence of str
@@ -383,7 +383,7 @@ def run_faithfulness(
         raise ValueError(f"unknown paths {unknown}; choose from {', '.join(PATHS)}")
     started = time.perf_counter()
     if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
+        from personatree.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     emb = CachedEmbedder(embedder)

@@ -1,6 +1,6 @@
 """The benchmark harness: evidence recall on real data, personatree against baselines.
 
->>> from personatree.bench import load_locomo, run_benchmark, markdown   # doctest: +SKIP
+>>> from personatree_bench import load_locomo, run_benchmark, markdown   # doctest: +SKIP
 >>> result = run_benchmark(load_locomo("locomo_dev.json"), budgets=[500, 1000, 2000])  # doctest: +SKIP
 >>> print(markdown(result))                                               # doctest: +SKIP
 """

@@ -39,11 +39,11 @@ class BenchResult:
     records : list of QueryRecord
         One per (system, question, budget or k).
     summary : dict
-        :func:`personatree.bench.metrics.summarize` of the records.
+        :func:`personatree_bench.metrics.summarize` of the records.
     ingest : dict
         Per system: ``seconds``, ``turns``, ``turns_per_s``, ``per_conversation``.
     growth : dict
-        Per system: context growth per 100 turns (see :mod:`~personatree.bench.metrics`).
+        Per system: context growth per 100 turns (see :mod:`~personatree_bench.metrics`).
     meta : dict
         Dataset notes, options, versions, timings.
     """
@@ -101,7 +101,7 @@ class BenchResult:
 
 
 def _default_embedder() -> Any:
-    from ..embedders import SentenceTransformerEmbedder
+    from personatree.embedders import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
 
@@ -144,7 +144,7 @@ def run_benchmark(
     dataset : Dataset
         From one of the loaders.
     systems : sequence of str
-        Names from :data:`personatree.bench.systems.SYSTEMS`.
+        Names from :data:`personatree_bench.systems.SYSTEMS`.
     budgets : sequence of int
         Token budgets for evidence recall.
     topk : sequence of int
@@ -158,7 +158,7 @@ def run_benchmark(
         LoCoMo-Plus, whose cases repeat the same texts). Vectors are unchanged; only
         ingest times shrink, for every system alike.
     engine_options : dict, optional
-        Passed to :class:`~personatree.bench.systems.PersonaTreeEngine`
+        Passed to :class:`~personatree_bench.systems.PersonaTreeEngine`
         (``consolidate``, ``config``, ``batch_size``...).
     progress : bool or callable
         ``True`` shows a rich progress bar on stderr; a callable gets

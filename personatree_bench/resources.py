@@ -115,7 +115,7 @@ def make_token_counter(model: str = "gpt-4o-mini") -> CachedTokenCounter:
     CachedTokenCounter
     """
     try:
-        from ..retrieval.tokens import LiteLLMTokenCounter
+        from personatree.retrieval.tokens import LiteLLMTokenCounter
     except ImportError:
         return CachedTokenCounter(_LiteLLMCounter(model))
     return CachedTokenCounter(LiteLLMTokenCounter(model))

@@ -13,7 +13,7 @@
 A system is built for one conversation at a time from its turns only (never its
 questions), answers ``retrieve`` (a context within a token budget) and ``ranked``
 (the first ``k`` distinct turns it would show), and reports its *standing context*
-(what it puts in every prompt whatever the query; see :mod:`personatree.bench.metrics`).
+(what it puts in every prompt whatever the query; see :mod:`personatree_bench.metrics`).
 """
 
 from __future__ import annotations
@@ -442,8 +442,8 @@ class PersonaTreeEngine:
         profile: Callable[[Any, str], str] | None = None,
         keep_users: bool = False,
     ) -> None:
-        from ..api import PersonaTree
-        from ..clock import FixedClock
+        from personatree.api import PersonaTree
+        from personatree.clock import FixedClock
 
         self.schedule = parse_schedule(consolidate)
         self._tmp = None if path else tempfile.TemporaryDirectory(prefix="personatree-bench-")
@@ -519,7 +519,7 @@ class PersonaTreeEngine:
         return seconds + consolidating
 
     def _sizes(self, user_id: str, turns: int) -> dict[str, int]:
-        from ..types import Level
+        from personatree.types import Level
 
         g = self.tree.graph(user_id)
         archived = getattr(self.tree.store, "archive_ids", lambda _u: [])(user_id)
@@ -558,9 +558,9 @@ class PersonaTreeEngine:
             self.clock.set(at)
         t0 = time.perf_counter()
         if tiered:
-            from ..tiering.config import TieringConfig
-            from ..tiering.search import tiered_recall
-            from ..types import Level
+            from personatree.tiering.config import TieringConfig
+            from personatree.tiering.search import tiered_recall
+            from personatree.types import Level
 
             lv = [Level(x) for x in levels] if levels else None
             rec = tiered_recall(self.tree, conv_id, query, budget=budget, levels=lv,
@@ -649,7 +649,7 @@ def standing_profile(tree: Any, user_id: str) -> str:
     str
     """
     try:
-        from ..view.profile import profile_block
+        from personatree.view.profile import profile_block
     except ImportError:
         return all_abstractions(tree, user_id)
     return str(profile_block(tree, user_id).text)

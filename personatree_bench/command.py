@@ -10,13 +10,20 @@ registering them costs nothing when another command runs.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
-__all__ = ["register", "bench_app", "parse_int_list", "QUICK"]
+# The harness's own dependencies (the ``bench`` extra), checked when the CLI loads it, so
+# that ``personatree bench`` says what to install instead of failing after a long run.
+for _module in ("matplotlib", "rank_bm25"):
+    if importlib.util.find_spec(_module) is None:
+        raise ModuleNotFoundError(f"No module named {_module!r}", name=_module)
+
+__all__ = ["app", "bench_app", "parse_int_list", "QUICK"]
 
 bench_app = typer.Typer(
     name="bench",
@@ -66,7 +73,8 @@ def _run(
     seed: int, consolidate: str, consolidate_min_turns: int, model: str, progress: bool, records: bool,
     skip: int = 0,
 ) -> None:
-    from ..errors import PersonaTreeError
+    from personatree.errors import PersonaTreeError
+
     from .datasets import load_dataset
     from .report import markdown, plot_recall
     from .runner import run_benchmark
@@ -186,7 +194,8 @@ def faithfulness(
     """Change-of-mind scenarios: does recall bring the person's latest statement, not a stale one?"""
     import orjson
 
-    from ..errors import PersonaTreeError
+    from personatree.errors import PersonaTreeError
+
     from .datasets import load_locomo
     from .faithfulness import format_faithfulness, progress_printer, run_faithfulness
     from .scenarios import load_scenarios
@@ -236,7 +245,8 @@ def cue_recall(
     """Cue/trigger pairs: does recall bring back the cue speaker's own statement?"""
     import orjson
 
-    from ..errors import PersonaTreeError
+    from personatree.errors import PersonaTreeError
+
     from .cues import SPLITS, format_cue_recall, run_cue_recall
     from .datasets.locomo_plus import default_cues_path
     from .faithfulness import progress_printer
@@ -266,19 +276,14 @@ def cue_recall(
         typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``bench`` command group to the ``personatree`` CLI.
+for _name in ("locomo", "knowme", "prefeval", "locomo_plus"):
+    _command = _dataset_command(_name)
+    bench_app.command(_name.replace("_", "-"))(_command)
+    if "_" in _name:
+        bench_app.command(_name, hidden=True)(_command)
+bench_app.command("ingest")(ingest)
+bench_app.command("faithfulness")(faithfulness)
+bench_app.command("cue-recall")(cue_recall)
 
-    Parameters
-    ----------
-    app : typer.Typer
-    """
-    for name in ("locomo", "knowme", "prefeval", "locomo_plus"):
-        cmd = _dataset_command(name)
-        bench_app.command(name.replace("_", "-"))(cmd)
-        if "_" in name:
-            bench_app.command(name, hidden=True)(cmd)
-    bench_app.command("ingest")(ingest)
-    bench_app.command("faithfulness")(faithfulness)
-    bench_app.command("cue-recall")(cue_recall)
-    app.add_typer(bench_app, name="bench")
+# The object the ``personatree.commands`` entry point names: ``personatree bench``.
+app = bench_app

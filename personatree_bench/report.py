@@ -1,4 +1,4 @@
-"""Reports of a :class:`~personatree.bench.runner.BenchResult`: markdown tables and a plot."""
+"""Reports of a :class:`~personatree_bench.runner.BenchResult`: markdown tables and a plot."""
 
 from __future__ import annotations
 
