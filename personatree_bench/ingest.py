@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .systems import interaction
+from .engine import interaction
 from .types import Conversation
 
 __all__ = ["IngestResult", "bare_embedding_rate", "engine_ingest_rate", "run_ingest_benchmark", "format_ingest"]
