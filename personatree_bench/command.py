@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 import typer
 
@@ -65,6 +65,30 @@ def parse_int_list(text: str) -> list[int]:
 def _fail(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(1)
+
+
+def _check_split(split: str) -> None:
+    if split not in ("tune", "heldout", "all"):
+        _fail(f"--split must be tune, heldout or all, not {split!r}")
+
+
+class _Run(Protocol):
+    def to_dict(self, *, with_records: bool = True) -> dict[str, Any]: ...
+
+    def save(self, path: Path, *, with_records: bool = True) -> Path: ...
+
+
+def _print_run(result: _Run, table: Callable[[], str], *, as_json: bool, records: bool, out: Optional[Path]) -> None:
+    # The JSON goes to stdout for scripts, so the --out line then goes to stderr.
+    import orjson
+
+    if as_json:
+        typer.echo(orjson.dumps(result.to_dict(with_records=records),
+                                option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+    else:
+        typer.echo(table())
+    if out is not None:
+        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
 
 
 def _run(
@@ -192,17 +216,15 @@ def faithfulness(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="One line per case on stderr."),
 ) -> None:
     """Change-of-mind scenarios: does recall bring the person's latest statement, not a stale one?"""
-    import orjson
-
     from personatree.errors import PersonaTreeError
 
     from .datasets import load_locomo
-    from .faithfulness import format_faithfulness, progress_printer, run_faithfulness
+    from .faithfulness import format_faithfulness, run_faithfulness
+    from .output import progress_printer
     from .scenarios import load_scenarios
     from .stitch import stitch_all
 
-    if split not in ("tune", "heldout", "all"):
-        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    _check_split(split)
     if not host.exists():
         _fail(f"{host} does not exist; pass the LoCoMo file with --host")
     try:
@@ -216,12 +238,7 @@ def faithfulness(
         _fail(f"{type(exc).__name__}: {exc}")
     result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
     result.meta["scenario_file"] = str(path) if path else "packaged"
-    if as_json:
-        typer.echo(orjson.dumps(result.to_dict(with_records=records), option=orjson.OPT_INDENT_2).decode())
-    else:
-        typer.echo(format_faithfulness(result))
-    if out is not None:
-        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+    _print_run(result, lambda: format_faithfulness(result), as_json=as_json, records=records, out=out)
 
 
 def cue_recall(
@@ -243,16 +260,13 @@ def cue_recall(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress on stderr."),
 ) -> None:
     """Cue/trigger pairs: does recall bring back the cue speaker's own statement?"""
-    import orjson
-
     from personatree.errors import PersonaTreeError
 
     from .cues import SPLITS, format_cue_recall, run_cue_recall
     from .datasets.locomo_plus import default_cues_path
-    from .faithfulness import progress_printer
+    from .output import progress_printer
 
-    if split not in ("tune", "heldout", "all"):
-        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    _check_split(split)
     src = path or default_cues_path()
     for p in (src, host):
         if not p.exists():
@@ -267,13 +281,7 @@ def cue_recall(
     except (PersonaTreeError, OSError, ValueError) as exc:
         _fail(f"{type(exc).__name__}: {exc}")
     result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
-    if as_json:
-        typer.echo(orjson.dumps(result.to_dict(with_records=records),
-                                option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
-    else:
-        typer.echo(format_cue_recall(result))
-    if out is not None:
-        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+    _print_run(result, lambda: format_cue_recall(result), as_json=as_json, records=records, out=out)
 
 
 for _name in ("locomo", "knowme", "prefeval", "locomo_plus"):

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import orjson
-
 from .metrics import evidence_recall, hit, summarize
+from .output import fmt, write_json
 from .runner import BenchResult, run_benchmark
 from .types import Dataset
 
@@ -87,11 +86,7 @@ class CueRecallResult:
 
     def save(self, path: str | Path, *, with_records: bool = True) -> Path:
         """Write :meth:`to_dict` as JSON."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(orjson.dumps(self.to_dict(with_records=with_records),
-                                   option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-        return p
+        return write_json(path, self.to_dict(with_records=with_records))
 
 
 def run_cue_recall(
@@ -134,14 +129,10 @@ def run_cue_recall(
     CueRecallResult
     """
     from .datasets import load_locomo_plus
-    from .resources import CachedEmbedder
+    from .resources import CachedEmbedder, default_embedder
 
-    if embedder is None:
-        from personatree.embedders import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
     # One memo across the splits: both stitch their cues into the same host turns.
-    shared = CachedEmbedder(embedder)
+    shared = CachedEmbedder(embedder if embedder is not None else default_embedder())
     result = CueRecallResult(list(budgets), list(systems))
     say = progress or (lambda _line: None)
     for split in splits:
@@ -161,7 +152,7 @@ def run_cue_recall(
         merged.summary = summarize(merged.records)
         merged.meta = {"dataset": {k: v for k, v in dict(data.meta).items()}, "conversations": len(data.conversations),
                        "turns": data.n_turns, "questions": data.n_questions, "seconds": seconds}
-        cue_turns = {c.id: list(c.meta["cue_turns"]) for c in data.conversations}
+        cue_turns: dict[str, Sequence[str]] = {c.id: list(c.meta["cue_turns"]) for c in data.conversations}
         result.runs[split] = merged
         result.measures[split] = cue_measures(merged, cue_turns)
         result.meta[split] = {"cases": len(data.conversations), "turns": data.n_turns, "seconds": seconds}
@@ -181,13 +172,10 @@ def format_cue_recall(result: CueRecallResult) -> str:
             cells = [_SPLIT_NAMES.get(split, split), system, str(n)]
             for b in result.budgets:
                 e = m.get(b, {})
-                cells += [_f(e.get("speaker_recall")), _f(e.get("any_cue_hit"))]
+                cells += [fmt(e.get("speaker_recall")), fmt(e.get("any_cue_hit"))]
             lines.append("| " + " | ".join(cells) + " |")
     note = ("\ncue speaker's statement: recall of the cue turns said by the person who later says the trigger "
             "(the listener's reply is not evidence about them); any cue turn: some cue turn, reply included, "
             "reached the context.\n")
     return "\n".join(lines) + "\n" + note
 
-
-def _f(x: Any) -> str:
-    return "–" if x is None else f"{x:.3f}"

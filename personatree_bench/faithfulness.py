@@ -35,16 +35,20 @@ Goals on both paths: update@300 ≥ 0.95, stale@300 ≤ 0.05, mixed = 0.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-import orjson
 
+from .output import fmt, write_json
+from .protocol import System
 from .stitch import Case
+
+if TYPE_CHECKING:
+    from .engine import PersonaTreeSystem
+    from .flat import DenseSystem
 
 __all__ = [
     "PATHS",
@@ -308,14 +312,10 @@ class FaithResult:
 
     def save(self, path: str | Path, *, with_records: bool = True) -> Path:
         """Write :meth:`to_dict` as JSON."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(orjson.dumps(self.to_dict(with_records=with_records),
-                                   option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-        return p
+        return write_json(path, self.to_dict(with_records=with_records))
 
 
-def _records(system: Any, case: Case, budgets: Sequence[int]) -> list[ContextRecord]:
+def _records(system: System, case: Case, budgets: Sequence[int]) -> list[ContextRecord]:
     conv = case.conversation
     q = conv.questions[0]
     scen = set(case.labels)
@@ -377,21 +377,18 @@ def run_faithfulness(
     """
     from .engine import PersonaTreeEngine, PersonaTreeSystem
     from .flat import DenseSystem, FlatIndex
-    from .resources import CachedEmbedder, make_token_counter
+    from .resources import CachedEmbedder, default_embedder, make_token_counter
 
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
         raise ValueError(f"unknown paths {unknown}; choose from {', '.join(PATHS)}")
     started = time.perf_counter()
-    if embedder is None:
-        from personatree.embedders import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
+    embedder = embedder if embedder is not None else default_embedder()
     emb = CachedEmbedder(embedder)
     counter = counter if counter is not None else make_token_counter(model)
     emb.embed(["warm up"])
     say = progress or (lambda _line: None)
-    trees: list[tuple[str, Any]] = []
+    trees: list[tuple[str, PersonaTreeSystem]] = []
     for path in paths:
         engine = PersonaTreeEngine(emb, counter, config=config, consolidate="session" if path == "live" else "end")
         trees.append((path, PersonaTreeSystem(engine, f"personatree-{path}")))
@@ -400,29 +397,11 @@ def run_faithfulness(
     seconds: dict[str, float] = {name: 0.0 for name in result.systems}
     try:
         for i, case in enumerate(cases):
-            conv = case.conversation
-            obs_labels = {f"{conv.id}:{tid}": lab for tid, lab in case.labels.items()}
-            for path, system in trees:
-                t0 = time.perf_counter()
-                system.ingest(conv.id, conv.turns)
-                seconds[system.name] += time.perf_counter() - t0
-                g = graph_measures(system.engine.tree.graph(conv.id), obs_labels)
-                result.graphs.append(GraphRecord(system.name, conv.id, case.scenario.id, case.scenario.split,
-                                                 case.scenario.kind, **g))
-                recs = _records(system, case, budgets)
-                result.contexts.extend(recs)
-                system.drop(conv.id)
-                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {system.name}: "
-                    f"{len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s; {_line(recs)} "
-                    f"mixed={int(g['mixed_stance'])}/{int(g['mixed_labels'])} conflict={int(g['conflict'])}")
+            where = f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split})"
+            for _, system in trees:
+                _run_tree(system, case, budgets, result, seconds, say, where)
             if flat is not None:
-                t0 = time.perf_counter()
-                flat.ingest(conv.id, conv.turns)
-                recs = _records(flat, case, budgets)
-                result.contexts.extend(recs)
-                flat.drop(conv.id)
-                seconds[flat.name] += time.perf_counter() - t0
-                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {flat.name}: {_line(recs)}")
+                _run_flat(flat, case, budgets, result, seconds, say, where)
     finally:
         # A failing pass raises; the key stays in the results format.
         engine_meta = {path: {"consolidation_available": s.engine.consolidation_available,
@@ -430,33 +409,56 @@ def run_faithfulness(
         for _, system in trees:
             system.close()
     result.summary = summarize_faithfulness(result.contexts, result.graphs)
-    result.meta = {
+    result.meta = {**_cases_meta(cases), "engine": engine_meta,
+                   "embedder": getattr(embedder, "name", type(embedder).__name__), "token_model": model,
+                   "system_seconds": seconds, "seconds": time.perf_counter() - started,
+                   "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return result
+
+
+def _cases_meta(cases: Sequence[Case]) -> dict[str, Any]:
+    return {
         "cases": len(cases),
         "splits": {s: sum(c.scenario.split == s for c in cases) for s in ("tune", "heldout")},
         "turns": sum(len(c.conversation.turns) for c in cases),
         "hosts": sorted({c.host for c in cases}),
-        "engine": engine_meta,
-        "embedder": getattr(embedder, "name", type(embedder).__name__),
-        "token_model": model,
-        "system_seconds": seconds,
-        "seconds": time.perf_counter() - started,
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    return result
+
+
+def _run_tree(system: PersonaTreeSystem, case: Case, budgets: Sequence[int], result: FaithResult,
+              seconds: dict[str, float], say: Callable[[str], None], where: str) -> None:
+    # One case on one personatree path: ingest, measure the tree, then the contexts.
+    conv = case.conversation
+    obs_labels = {f"{conv.id}:{tid}": lab for tid, lab in case.labels.items()}
+    t0 = time.perf_counter()
+    system.ingest(conv.id, conv.turns)
+    seconds[system.name] += time.perf_counter() - t0
+    g = graph_measures(system.engine.tree.graph(conv.id), obs_labels)
+    result.graphs.append(GraphRecord(system.name, conv.id, case.scenario.id, case.scenario.split,
+                                     case.scenario.kind, **g))
+    recs = _records(system, case, budgets)
+    result.contexts.extend(recs)
+    system.drop(conv.id)
+    say(f"{where} {system.name}: {len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s; {_line(recs)} "
+        f"mixed={int(g['mixed_stance'])}/{int(g['mixed_labels'])} conflict={int(g['conflict'])}")
+
+
+def _run_flat(flat: DenseSystem, case: Case, budgets: Sequence[int], result: FaithResult,
+              seconds: dict[str, float], say: Callable[[str], None], where: str) -> None:
+    conv = case.conversation
+    t0 = time.perf_counter()
+    flat.ingest(conv.id, conv.turns)
+    recs = _records(flat, case, budgets)
+    result.contexts.extend(recs)
+    flat.drop(conv.id)
+    seconds[flat.name] += time.perf_counter() - t0
+    say(f"{where} {flat.name}: {_line(recs)}")
 
 
 _NAMES = {"personatree-live": "personatree, live (consolidate every session)",
           "personatree-bulk": "personatree, bulk import (consolidate once)",
           "dense": "flat dense"}
 _SPLIT_NAMES = {"tune": "tuning", "heldout": "held out", "all": "all"}
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
 
 
 def format_faithfulness(result: FaithResult) -> str:
@@ -468,8 +470,8 @@ def format_faithfulness(result: FaithResult) -> str:
     for system, per in result.summary.items():
         for split, e in per.items():
             cells = [_NAMES.get(system, system), _SPLIT_NAMES.get(split, split), str(e["n"])]
-            cells += [_fmt(e.get(f"{m}@{b}")) for b in budgets for m in ("update", "stale")]
-            cells += [_fmt(e.get(k)) for k in ("mixed_stance", "mixed_labels", "conflict", "pattern_formed",
+            cells += [fmt(e.get(f"{m}@{b}")) for b in budgets for m in ("update", "stale")]
+            cells += [fmt(e.get(k)) for k in ("mixed_stance", "mixed_labels", "conflict", "pattern_formed",
                                                "change_became_leaf")]
             lines.append("| " + " | ".join(cells) + " |")
     notes = ["", "mixed: cases with a pattern supported by both stances (counts); the other figures are "
@@ -486,14 +488,3 @@ def format_faithfulness(result: FaithResult) -> str:
                          f"update@300 {'meets' if ok[0] else 'misses'}, stale@300 {'meets' if ok[1] else 'misses'}, "
                          f"mixed {'meets' if ok[2] else 'misses'}")
     return "\n".join(lines + notes) + "\n"
-
-
-def progress_printer(stream: Any = None) -> Callable[[str], None]:
-    """A ``progress`` callback that prints each line with elapsed seconds (stderr by default)."""
-    t0 = time.perf_counter()
-    out = stream or sys.stderr
-
-    def say(line: str) -> None:
-        print(f"[{time.perf_counter() - t0:7.0f}s] {line}", file=out, flush=True)
-
-    return say

@@ -14,7 +14,15 @@ import numpy as np
 if TYPE_CHECKING:
     from personatree import Embedder, TokenCounter
 
-__all__ = ["CachedEmbedder", "CachedTokenCounter", "make_token_counter"]
+__all__ = ["CachedEmbedder", "CachedTokenCounter", "default_embedder", "make_token_counter"]
+
+
+def default_embedder() -> Embedder:
+    """The embedder every system shares unless a run is given one: the packaged all-MiniLM-L6-v2."""
+    # Imported here: loading sentence-transformers is slow, and a run given an embedder never needs it.
+    from personatree.embedders import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
 
 
 class CachedEmbedder:
