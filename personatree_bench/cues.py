@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .metrics import evidence_recall, hit, summarize
 from .output import fmt, write_json
 from .runner import BenchResult, run_benchmark
 from .types import Dataset
+
+if TYPE_CHECKING:
+    from personatree import Embedder
 
 __all__ = ["CueRecallResult", "run_cue_recall", "cue_measures", "format_cue_recall", "SPLITS"]
 
@@ -100,7 +103,7 @@ def run_cue_recall(
     limit: int | None = None,
     engine_options: dict[str, Any] | None = None,
     model: str = "gpt-4o-mini",
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CueRecallResult:
     """Run the cue/trigger cases of each split and measure the cue speaker's own statement.

@@ -47,6 +47,8 @@ from .protocol import System
 from .stitch import Case
 
 if TYPE_CHECKING:
+    from personatree import Embedder, PersonaTreeConfig, TokenCounter
+
     from .engine import PersonaTreeSystem
     from .flat import DenseSystem
 
@@ -341,10 +343,10 @@ def run_faithfulness(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     paths: Sequence[str] = PATHS,
     dense: bool = True,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     model: str = "gpt-4o-mini",
-    counter: Any = None,
-    config: Any = None,
+    counter: TokenCounter | None = None,
+    config: PersonaTreeConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> FaithResult:
     """Replay every case on each path and into flat dense; measure every context and tree.

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import orjson
 
@@ -21,6 +21,9 @@ from .protocol import System
 from .resources import CachedEmbedder, default_embedder, make_token_counter
 from .systems import SYSTEMS, build_systems
 from .types import Conversation, Dataset
+
+if TYPE_CHECKING:
+    from personatree import Embedder
 
 __all__ = ["BenchResult", "run_benchmark", "DEFAULT_BUDGETS", "DEFAULT_TOPK"]
 
@@ -123,7 +126,7 @@ def run_benchmark(
     *,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     topk: Sequence[int] = DEFAULT_TOPK,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     model: str = "gpt-4o-mini",
     cache_embeddings: bool | None = None,
     engine_options: dict[str, Any] | None = None,
