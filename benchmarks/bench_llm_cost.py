@@ -121,9 +121,9 @@ def run(
     import litellm
 
     from personatree import FixedClock, PersonaTree
-    from personatree.bench.datasets.locomo import load_locomo
-    from personatree.bench.systems import interaction
-    from personatree.bench.resources import CachedEmbedder
+    from personatree_bench.datasets.locomo import load_locomo
+    from personatree_bench.systems import interaction
+    from personatree_bench.resources import CachedEmbedder
     from personatree.embedders import SentenceTransformerEmbedder
     from personatree.judge import LLMJudge
     from personatree.judge.accounting import count_prompt_tokens, count_text_tokens

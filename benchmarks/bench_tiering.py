@@ -17,7 +17,7 @@ through the API by the harness's ``PersonaTreeEngine`` (one observation per turn
 observation id ``f"{sample_id}:{dia_id}"``, consolidation at session boundaries);
 then every question with gold evidence is recalled with tiers off (``recall_user``)
 and on (``tiered_recall``), and the share of gold turns whose leaves are shown is
-averaged (``personatree.bench.metrics.evidence_recall``).
+averaged (``personatree_bench.metrics.evidence_recall``).
 
 Run::
 
@@ -169,8 +169,8 @@ def scaling(args: argparse.Namespace, emb: SentenceTransformerEmbedder) -> list[
 
 
 def locomo(args: argparse.Namespace, emb: SentenceTransformerEmbedder) -> dict:
-    from personatree.bench import PersonaTreeEngine, evidence_recall, load_locomo
-    from personatree.bench.resources import make_token_counter
+    from personatree_bench import PersonaTreeEngine, evidence_recall, load_locomo
+    from personatree_bench.resources import make_token_counter
     from personatree.retrieval import recall_user
     from personatree.tiering import tiered_recall
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from personatree.bench.typing_eval import DEFAULT_PATH, evaluate, format_report, load_labelled, predict
+from personatree_bench.typing_eval import DEFAULT_PATH, evaluate, format_report, load_labelled, predict
 from personatree.embedders import SentenceTransformerEmbedder
 from personatree.judge import OfflineJudge
 from personatree.schema import SchemaRegistry

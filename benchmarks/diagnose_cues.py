@@ -30,10 +30,10 @@ import numpy as np
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from personatree.bench.datasets import load_locomo_plus  # noqa: E402
-from personatree.bench.datasets.locomo_plus import default_cues_path  # noqa: E402
-from personatree.bench.resources import CachedEmbedder, make_token_counter  # noqa: E402
-from personatree.bench.systems import DenseSystem, FlatIndex, PersonaTreeEngine  # noqa: E402
+from personatree_bench.datasets import load_locomo_plus  # noqa: E402
+from personatree_bench.datasets.locomo_plus import default_cues_path  # noqa: E402
+from personatree_bench.resources import CachedEmbedder, make_token_counter  # noqa: E402
+from personatree_bench.systems import DenseSystem, FlatIndex, PersonaTreeEngine  # noqa: E402
 
 
 def _rank(order: list[str], x: str) -> int | None:

@@ -33,10 +33,10 @@ import numpy as np
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from personatree.bench import load_locomo  # noqa: E402
-from personatree.bench.metrics import category_labels  # noqa: E402
-from personatree.bench.resources import make_token_counter  # noqa: E402
-from personatree.bench.systems import DenseSystem, FlatIndex, FusionSystem, PersonaTreeEngine  # noqa: E402
+from personatree_bench import load_locomo  # noqa: E402
+from personatree_bench.metrics import category_labels  # noqa: E402
+from personatree_bench.resources import make_token_counter  # noqa: E402
+from personatree_bench.systems import DenseSystem, FlatIndex, FusionSystem, PersonaTreeEngine  # noqa: E402
 
 REASONS = ("found", "not_extracted", "removed", "lost_to_budget", "ranked_low")
 

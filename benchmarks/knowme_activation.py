@@ -31,8 +31,8 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from personatree.api import PersonaTree  # noqa: E402
-from personatree.bench import load_knowme  # noqa: E402
-from personatree.bench.systems import interaction  # noqa: E402
+from personatree_bench import load_knowme  # noqa: E402
+from personatree_bench.systems import interaction  # noqa: E402
 from personatree.clock import FixedClock  # noqa: E402
 from personatree.types import Level  # noqa: E402
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from personatree.bench.cues import CueRecallResult, cue_measures, format_cue_recall
-from personatree.bench.datasets import load_locomo_plus
-from personatree.bench.datasets.locomo_plus import default_cues_path, parse_cue
-from personatree.bench.metrics import QueryRecord
-from personatree.bench.runner import BenchResult
+from personatree_bench.cues import CueRecallResult, cue_measures, format_cue_recall
+from personatree_bench.datasets import load_locomo_plus
+from personatree_bench.datasets.locomo_plus import default_cues_path, parse_cue
+from personatree_bench.metrics import QueryRecord
+from personatree_bench.runner import BenchResult
 
 from .test_bench_data import write_locomo_plus
 

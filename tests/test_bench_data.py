@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from personatree.bench import (
+from personatree_bench import (
     load_dataset,
     load_knowme,
     load_locomo,
@@ -21,7 +21,7 @@ from personatree.bench import (
     parse_locomo_date,
     parse_time_gap,
 )
-from personatree.bench.datasets.prefeval import preference_turn_ids
+from personatree_bench.datasets.prefeval import preference_turn_ids
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

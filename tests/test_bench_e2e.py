@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from personatree.api import PersonaTree
-from personatree.bench import (
+from personatree_bench import (
     SYSTEMS,
     load_locomo,
     markdown,
@@ -21,7 +21,7 @@ from personatree.bench import (
     run_ingest_benchmark,
     strip_questions,
 )
-from personatree.bench.types import Dataset
+from personatree_bench.types import Dataset
 
 from .test_bench_data import write_locomo
 

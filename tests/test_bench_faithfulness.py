@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from personatree.bench.faithfulness import (
+from personatree_bench.faithfulness import (
     context_measures,
     format_faithfulness,
     graph_measures,
@@ -18,7 +18,7 @@ from personatree.bench.faithfulness import (
     run_faithfulness,
     stance_side,
 )
-from personatree.bench.scenarios import (
+from personatree_bench.scenarios import (
     KINDS,
     Scenario,
     ScenarioError,
@@ -27,8 +27,8 @@ from personatree.bench.scenarios import (
     parse_scenario,
     parse_scenarios,
 )
-from personatree.bench.stitch import speaker_stream, stitch, stitch_all
-from personatree.bench.types import Conversation, Turn
+from personatree_bench.stitch import speaker_stream, stitch, stitch_all
+from personatree_bench.types import Conversation, Turn
 from personatree.errors import InputError, PersonaTreeError
 from personatree.graph import MemoryGraph
 from personatree.types import Edge, EdgeKind, Level, Node, Provenance

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from personatree.bench.metrics import (
+from personatree_bench.metrics import (
     QueryRecord,
     aggregate,
     evidence_recall,
@@ -15,7 +15,7 @@ from personatree.bench.metrics import (
     percentile,
     summarize,
 )
-from personatree.bench.packing import lexical_tokens, pack_best_first, pack_recent, rrf
+from personatree_bench.packing import lexical_tokens, pack_best_first, pack_recent, rrf
 
 
 def rec(system: str = "s", gold: tuple[str, ...] = ("a",), shown: tuple[str, ...] = (), *, cat: str = "1",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from personatree.bench.runner import tree_size
-from personatree.bench.systems import consolidation_due, parse_schedule
+from personatree_bench.runner import tree_size
+from personatree_bench.systems import consolidation_due, parse_schedule
 
 
 def test_parse_schedule_names() -> None:

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from personatree.bench.resources import CachedEmbedder, CachedTokenCounter
-from personatree.bench.systems import (
+from personatree_bench.resources import CachedEmbedder, CachedTokenCounter
+from personatree_bench.systems import (
     DenseSystem,
     FlatIndex,
     FusionSystem,
@@ -19,7 +19,7 @@ from personatree.bench.systems import (
     item_node_ids,
     render_turn,
 )
-from personatree.bench.types import Conversation, Turn
+from personatree_bench.types import Conversation, Turn
 from personatree.embedders import HashingEmbedder
 from personatree.retrieval.tokens import WordCounter
 

@@ -18,6 +18,9 @@ One module per command group (:mod:`.memory`, :mod:`.records`, :mod:`.chat_impor
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
+
 import typer
 
 from . import chat_import, consolidate, memory, migrate, recall, records, serve
@@ -55,7 +58,7 @@ for _group in (memory, records, chat_import, serve, consolidate, recall, migrate
     _group.register(app)
 
 
-COMPONENTS = ("personatree.bench.command",)
+COMPONENTS: tuple[str, ...] = ()
 
 
 def _register_components(modules: tuple[str, ...] = COMPONENTS) -> list[str]:
@@ -80,7 +83,64 @@ def _register_components(modules: tuple[str, ...] = COMPONENTS) -> list[str]:
     return done
 
 
-_register_components()
+PLUGIN_GROUP = "personatree.commands"
+# The plugins this project ships, by entry point, for an install whose metadata predates
+# the group (an editable install made before the entry point was declared).
+SHIPPED_PLUGINS = {"bench": "personatree_bench.command:app"}
+
+
+def _plugin_entry_points() -> list[EntryPoint]:
+    """The ``personatree.commands`` entry points installed, plus any shipped one they lack."""
+    found = list(entry_points(group=PLUGIN_GROUP))
+    names = {ep.name for ep in found}
+    return found + [EntryPoint(name, value, PLUGIN_GROUP) for name, value in SHIPPED_PLUGINS.items()
+                    if name not in names]
+
+
+def _register_plugins(target: typer.Typer, found: Iterable[EntryPoint]) -> list[str]:
+    """Add the typer sub-app each entry point names, under the entry point's name.
+
+    A plugin whose package or one of its dependencies is not installed still gets its
+    command, which fails with one line naming the extra to install (by convention the
+    extra has the command's name), so every other command keeps working. Any other error
+    while loading a plugin is a bug in it and propagates.
+
+    Parameters
+    ----------
+    target : typer.Typer
+        The app that receives the sub-apps.
+    found : Iterable[EntryPoint]
+        Entry points whose objects are ``typer.Typer`` sub-apps.
+
+    Returns
+    -------
+    list[str]
+        The names registered, in order.
+    """
+    done: list[str] = []
+    for ep in found:
+        try:
+            sub = ep.load()
+        except ModuleNotFoundError as exc:
+            _register_missing_plugin(target, ep.name, exc.name or str(exc))
+        else:
+            target.add_typer(sub, name=ep.name)
+        done.append(ep.name)
+    return done
+
+
+def _register_missing_plugin(target: typer.Typer, name: str, missing: str) -> None:
+    # Takes any arguments, --help included, so that every use says what to install.
+    @target.command(name, add_help_option=False, help=f"Not installed: needs the extra '{name}' of personatree.",
+                    context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def unavailable() -> None:
+        from ..errors import ConfigError
+
+        with errors():
+            raise ConfigError(f"personatree {name} needs {missing}: pip install 'personatree[{name}]'")
+
+
+_register_plugins(app, _plugin_entry_points())
 
 
 def main() -> None:

@@ -16,10 +16,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .systems import interaction
+from .engine import interaction
 from .types import Conversation
+
+if TYPE_CHECKING:
+    from personatree import Embedder
 
 __all__ = ["IngestResult", "bare_embedding_rate", "engine_ingest_rate", "run_ingest_benchmark", "format_ingest"]
 
@@ -70,7 +73,7 @@ class IngestResult:
         return d
 
 
-def bare_embedding_rate(embedder: Any, texts: Sequence[str], batch_size: int = 256) -> float:
+def bare_embedding_rate(embedder: Embedder, texts: Sequence[str], batch_size: int = 256) -> float:
     """Seconds to embed ``texts`` with ``embedder.embed`` in chunks of ``batch_size``.
 
     Parameters
@@ -92,7 +95,7 @@ def bare_embedding_rate(embedder: Any, texts: Sequence[str], batch_size: int = 2
 
 
 def engine_ingest_rate(
-    embedder: Any, conversations: Sequence[Conversation], batch_size: int = 256, path: str | Path | None = None
+    embedder: Embedder, conversations: Sequence[Conversation], batch_size: int = 256, path: str | Path | None = None
 ) -> tuple[float, int]:
     """Seconds to ingest every conversation with ``observe_many`` into a fresh SQLite store.
 
@@ -111,8 +114,8 @@ def engine_ingest_rate(
     leaves : int
         Leaf nodes created.
     """
-    from ..api import PersonaTree
-    from ..clock import FixedClock
+    from personatree.api import PersonaTree
+    from personatree.clock import FixedClock
 
     with tempfile.TemporaryDirectory(prefix="personatree-ingest-") as tmp:
         db = Path(path) if path else Path(tmp) / "ingest.db"
@@ -132,7 +135,7 @@ def engine_ingest_rate(
 
 def run_ingest_benchmark(
     conversations: Sequence[Conversation],
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     *,
     batch_size: int = 256,
     bare_repeats: int = 1,
@@ -155,7 +158,7 @@ def run_ingest_benchmark(
     IngestResult
     """
     if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
+        from personatree.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     texts = [t.text for c in conversations for t in c.turns]

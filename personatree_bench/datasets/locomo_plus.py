@@ -227,5 +227,5 @@ def load_locomo_plus(
 
 
 def default_cues_path() -> Path:
-    """The packaged cue/trigger dev set (``personatree/bench/data/cue_trigger.json``)."""
+    """The packaged cue/trigger dev set (``personatree_bench/data/cue_trigger.json``)."""
     return Path(__file__).resolve().parent.parent / "data" / "cue_trigger.json"

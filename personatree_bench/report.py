@@ -1,4 +1,4 @@
-"""Reports of a :class:`~personatree.bench.runner.BenchResult`: markdown tables and a plot."""
+"""Reports of a :class:`~personatree_bench.runner.BenchResult`: markdown tables and a plot."""
 
 from __future__ import annotations
 
@@ -6,17 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from .metrics import category_labels
+from .output import fmt
 from .runner import BenchResult
 
 __all__ = ["markdown", "plot_recall"]
-
-
-def _f(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
 
 
 def _headline_budget(result: BenchResult) -> int:
@@ -34,12 +27,25 @@ def markdown(result: BenchResult) -> str:
     -------
     str
     """
-    labels = category_labels(result.dataset)
     hb = _headline_budget(result)
     use_hit = result.dataset in ("prefeval", "locomo_plus")
     metric = "hit" if use_hit else "recall"
+    lines = _headline_table(result, metric, hb)
+    lines += _category_tables(result, metric, hb)
+    if use_hit:
+        lines.append("")
+        lines.append("(hit = at least one gold turn in the context; recall @budgets: "
+                     + ", ".join(
+                         f"{s} {fmt(result.summary.get(s, {}).get('budget', {}).get(hb, {}).get('overall', {}).get('recall'))}"
+                         for s in result.systems) + f" @{hb})")
+    lines += _engine_notes(result.meta.get("engine") or {})
+    return "\n".join(lines) + "\n"
+
+
+def _headline_table(result: BenchResult, metric: str, hb: int) -> list[str]:
+    # The title, then one row per system: the metric at every budget and top-k, and the costs.
     lines: list[str] = []
-    any_sys = next(iter(result.summary.values()), {})
+    any_sys: dict[str, Any] = next(iter(result.summary.values()), {})
     first = any_sys.get("budget", {}).get(result.budgets[0], {}) if any_sys else {}
     n = first.get("overall", {}).get("n", 0)
     scored = first.get("overall", {}).get("scored", 0)
@@ -56,14 +62,21 @@ def markdown(result: BenchResult) -> str:
     for system in result.systems:
         s = result.summary.get(system, {})
         row = [system]
-        row += [_f(s.get("budget", {}).get(b, {}).get("overall", {}).get(metric)) for b in result.budgets]
-        row += [_f(s.get("topk", {}).get(k, {}).get("overall", {}).get(metric)) for k in result.topk]
+        row += [fmt(s.get("budget", {}).get(b, {}).get("overall", {}).get(metric)) for b in result.budgets]
+        row += [fmt(s.get("topk", {}).get(k, {}).get("overall", {}).get(metric)) for k in result.topk]
         o = s.get("budget", {}).get(hb, {}).get("overall", {})
-        row.append(f"{_f(o.get('tokens_p50'), 0)} / {_f(o.get('tokens_p95'), 0)}")
-        row.append(f"{_f(o.get('latency_p50_ms'), 1)} / {_f(o.get('latency_p95_ms'), 1)}")
-        row.append(_f(result.ingest.get(system, {}).get("seconds"), 1))
-        row.append(_f(result.growth.get(system, {}).get("tokens_per_100_turns"), 0))
+        row.append(f"{fmt(o.get('tokens_p50'), 0)} / {fmt(o.get('tokens_p95'), 0)}")
+        row.append(f"{fmt(o.get('latency_p50_ms'), 1)} / {fmt(o.get('latency_p95_ms'), 1)}")
+        row.append(fmt(result.ingest.get(system, {}).get("seconds"), 1))
+        row.append(fmt(result.growth.get(system, {}).get("tokens_per_100_turns"), 0))
         lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def _category_tables(result: BenchResult, metric: str, hb: int) -> list[str]:
+    # One table per budget: the metric per question category, adversarial questions apart.
+    labels = category_labels(result.dataset)
+    lines: list[str] = []
     cats: list[str] = []
     for s in result.summary.values():
         for c in s.get("budget", {}).get(hb, {}).get("categories", {}):
@@ -81,35 +94,34 @@ def markdown(result: BenchResult) -> str:
         lines.append("|" + "|".join(["---"] * len(head)) + "|")
         for system in result.systems:
             e = result.summary.get(system, {}).get("budget", {}).get(b, {})
-            row = [system] + [_f(e.get("categories", {}).get(c, {}).get(metric)) for c in cats]
-            row.append(_f(e.get("adversarial", {}).get(metric)))
+            row = [system] + [fmt(e.get("categories", {}).get(c, {}).get(metric)) for c in cats]
+            row.append(fmt(e.get("adversarial", {}).get(metric)))
             lines.append("| " + " | ".join(row) + " |")
-    if use_hit:
-        lines.append("")
-        lines.append("(hit = at least one gold turn in the context; recall @budgets: "
-                     + ", ".join(
-                         f"{s} {_f(result.summary.get(s, {}).get('budget', {}).get(hb, {}).get('overall', {}).get('recall'))}"
-                         for s in result.systems) + f" @{hb})")
-    eng = result.meta.get("engine") or {}
-    if eng:
-        lines.append("")
+    return lines
+
+
+def _engine_notes(eng: dict[str, Any]) -> list[str]:
+    # personatree's own figures: consolidation, unbounded growth and the size of the tree.
+    if not eng:
+        return []
+    lines = [""]
+    lines.append(
+        f"personatree: consolidation={eng.get('consolidate')} "
+        f"(available: {eng.get('consolidation_available')}; "
+        f"{fmt(eng.get('consolidate_seconds'), 1)} s of the ingest time); growth of all roots+mids "
+        f"{fmt(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns "
+        "(the profile block above is capped)"
+    )
+    size = eng.get("tree_size") or {}
+    if size:
         lines.append(
-            f"personatree: consolidation={eng.get('consolidate')} "
-            f"(available: {eng.get('consolidation_available')}; "
-            f"{_f(eng.get('consolidate_seconds'), 1)} s of the ingest time); growth of all roots+mids "
-            f"{_f(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns "
-            "(the profile block above is capped)"
+            f"tree per 100 turns: {fmt(size.get('leaves_per_100_turns'), 1)} leaves, "
+            f"{fmt(size.get('mids_per_100_turns'), 1)} mids, {fmt(size.get('roots_per_100_turns'), 1)} roots "
+            f"in the tree; {fmt(size.get('archived_per_100_turns'), 1)} archived leaves; "
+            f"profile block {fmt(size.get('profile_tokens_mean'), 0)} tokens (mean over "
+            f"{size.get('conversations')} conversations)"
         )
-        size = eng.get("tree_size") or {}
-        if size:
-            lines.append(
-                f"tree per 100 turns: {_f(size.get('leaves_per_100_turns'), 1)} leaves, "
-                f"{_f(size.get('mids_per_100_turns'), 1)} mids, {_f(size.get('roots_per_100_turns'), 1)} roots "
-                f"in the tree; {_f(size.get('archived_per_100_turns'), 1)} archived leaves; "
-                f"profile block {_f(size.get('profile_tokens_mean'), 0)} tokens (mean over "
-                f"{size.get('conversations')} conversations)"
-            )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plot_recall(result: BenchResult, path: str | Path) -> Path:

@@ -1,4 +1,4 @@
-"""Loaders for the four upstream benchmark formats, all producing :class:`~personatree.bench.types.Dataset`."""
+"""Loaders for the four upstream benchmark formats, all producing :class:`~personatree_bench.types.Dataset`."""
 
 from __future__ import annotations
 

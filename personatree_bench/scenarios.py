@@ -3,7 +3,7 @@
 A scenario is a few statements of one habit or state of a person made over weeks,
 one later statement that changes it, and a question whose right answer depends on the
 change while sharing few words with it. Scenarios are stored as JSON (the packaged set
-is ``personatree/bench/data/faithfulness.json``)::
+is ``personatree_bench/data/faithfulness.json``)::
 
     {"format": "personatree.faithfulness/1",
      "scenarios": [
@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import orjson
 
-from ..errors import InputError
+from personatree.errors import InputError
 
 __all__ = [
     "KINDS",
@@ -214,7 +214,7 @@ def parse_scenarios(data: object) -> list[Scenario]:
 
 
 def default_scenarios_path() -> Path:
-    """The packaged scenario file (``personatree/bench/data/faithfulness.json``)."""
+    """The packaged scenario file (``personatree_bench/data/faithfulness.json``)."""
     return Path(__file__).resolve().parent / "data" / "faithfulness.json"
 
 

@@ -10,13 +10,20 @@ registering them costs nothing when another command runs.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 import typer
 
-__all__ = ["register", "bench_app", "parse_int_list", "QUICK"]
+# The harness's own dependencies (the ``bench`` extra), checked when the CLI loads it, so
+# that ``personatree bench`` says what to install instead of failing after a long run.
+for _module in ("matplotlib", "rank_bm25"):
+    if importlib.util.find_spec(_module) is None:
+        raise ModuleNotFoundError(f"No module named {_module!r}", name=_module)
+
+__all__ = ["app", "bench_app", "parse_int_list", "QUICK"]
 
 bench_app = typer.Typer(
     name="bench",
@@ -60,13 +67,38 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
+def _check_split(split: str) -> None:
+    if split not in ("tune", "heldout", "all"):
+        _fail(f"--split must be tune, heldout or all, not {split!r}")
+
+
+class _Run(Protocol):
+    def to_dict(self, *, with_records: bool = True) -> dict[str, Any]: ...
+
+    def save(self, path: Path, *, with_records: bool = True) -> Path: ...
+
+
+def _print_run(result: _Run, table: Callable[[], str], *, as_json: bool, records: bool, out: Optional[Path]) -> None:
+    # The JSON goes to stdout for scripts, so the --out line then goes to stderr.
+    import orjson
+
+    if as_json:
+        typer.echo(orjson.dumps(result.to_dict(with_records=records),
+                                option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+    else:
+        typer.echo(table())
+    if out is not None:
+        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+
+
 def _run(
     dataset: str, path: Path, systems: str, budgets: str, topk: str, out: Optional[Path],
     plot: Optional[Path], quick: bool, distractors: int, limit: Optional[int], host: Optional[Path],
     seed: int, consolidate: str, consolidate_min_turns: int, model: str, progress: bool, records: bool,
     skip: int = 0,
 ) -> None:
-    from ..errors import PersonaTreeError
+    from personatree.errors import PersonaTreeError
+
     from .datasets import load_dataset
     from .report import markdown, plot_recall
     from .runner import run_benchmark
@@ -184,16 +216,15 @@ def faithfulness(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="One line per case on stderr."),
 ) -> None:
     """Change-of-mind scenarios: does recall bring the person's latest statement, not a stale one?"""
-    import orjson
+    from personatree.errors import PersonaTreeError
 
-    from ..errors import PersonaTreeError
     from .datasets import load_locomo
-    from .faithfulness import format_faithfulness, progress_printer, run_faithfulness
+    from .faithfulness import format_faithfulness, run_faithfulness
+    from .output import progress_printer
     from .scenarios import load_scenarios
     from .stitch import stitch_all
 
-    if split not in ("tune", "heldout", "all"):
-        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    _check_split(split)
     if not host.exists():
         _fail(f"{host} does not exist; pass the LoCoMo file with --host")
     try:
@@ -207,12 +238,7 @@ def faithfulness(
         _fail(f"{type(exc).__name__}: {exc}")
     result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
     result.meta["scenario_file"] = str(path) if path else "packaged"
-    if as_json:
-        typer.echo(orjson.dumps(result.to_dict(with_records=records), option=orjson.OPT_INDENT_2).decode())
-    else:
-        typer.echo(format_faithfulness(result))
-    if out is not None:
-        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+    _print_run(result, lambda: format_faithfulness(result), as_json=as_json, records=records, out=out)
 
 
 def cue_recall(
@@ -234,15 +260,13 @@ def cue_recall(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress on stderr."),
 ) -> None:
     """Cue/trigger pairs: does recall bring back the cue speaker's own statement?"""
-    import orjson
+    from personatree.errors import PersonaTreeError
 
-    from ..errors import PersonaTreeError
     from .cues import SPLITS, format_cue_recall, run_cue_recall
     from .datasets.locomo_plus import default_cues_path
-    from .faithfulness import progress_printer
+    from .output import progress_printer
 
-    if split not in ("tune", "heldout", "all"):
-        _fail(f"--split must be tune, heldout or all, not {split!r}")
+    _check_split(split)
     src = path or default_cues_path()
     for p in (src, host):
         if not p.exists():
@@ -257,28 +281,17 @@ def cue_recall(
     except (PersonaTreeError, OSError, ValueError) as exc:
         _fail(f"{type(exc).__name__}: {exc}")
     result.meta["command"] = " ".join(["personatree"] + sys.argv[1:])
-    if as_json:
-        typer.echo(orjson.dumps(result.to_dict(with_records=records),
-                                option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
-    else:
-        typer.echo(format_cue_recall(result))
-    if out is not None:
-        typer.echo(f"results: {result.save(out, with_records=records)}", err=as_json)
+    _print_run(result, lambda: format_cue_recall(result), as_json=as_json, records=records, out=out)
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``bench`` command group to the ``personatree`` CLI.
+for _name in ("locomo", "knowme", "prefeval", "locomo_plus"):
+    _command = _dataset_command(_name)
+    bench_app.command(_name.replace("_", "-"))(_command)
+    if "_" in _name:
+        bench_app.command(_name, hidden=True)(_command)
+bench_app.command("ingest")(ingest)
+bench_app.command("faithfulness")(faithfulness)
+bench_app.command("cue-recall")(cue_recall)
 
-    Parameters
-    ----------
-    app : typer.Typer
-    """
-    for name in ("locomo", "knowme", "prefeval", "locomo_plus"):
-        cmd = _dataset_command(name)
-        bench_app.command(name.replace("_", "-"))(cmd)
-        if "_" in name:
-            bench_app.command(name, hidden=True)(cmd)
-    bench_app.command("ingest")(ingest)
-    bench_app.command("faithfulness")(faithfulness)
-    bench_app.command("cue-recall")(cue_recall)
-    app.add_typer(bench_app, name="bench")
+# The object the ``personatree.commands`` entry point names: ``personatree bench``.
+app = bench_app

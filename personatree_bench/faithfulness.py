@@ -1,7 +1,7 @@
 """The faithfulness benchmark: does recall tell the person's *current* state?
 
-Each case is a change-of-mind scenario (:mod:`~personatree.bench.scenarios`) stitched
-into one LoCoMo speaker's stream (:mod:`~personatree.bench.stitch`). The stream is
+Each case is a change-of-mind scenario (:mod:`~personatree_bench.scenarios`) stitched
+into one LoCoMo speaker's stream (:mod:`~personatree_bench.stitch`). The stream is
 replayed into personatree on two paths, and into flat dense retrieval over the same
 turns:
 
@@ -35,16 +35,22 @@ Goals on both paths: update@300 ≥ 0.95, stale@300 ≤ 0.05, mixed = 0.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-import orjson
 
+from .output import fmt, write_json
+from .protocol import System
 from .stitch import Case
+
+if TYPE_CHECKING:
+    from personatree import Embedder, PersonaTreeConfig, TokenCounter
+
+    from .engine import PersonaTreeSystem
+    from .flat import DenseSystem
 
 __all__ = [
     "PATHS",
@@ -202,7 +208,7 @@ def graph_measures(graph: Any, labels: Mapping[str, str]) -> dict[str, Any]:
         ``mixed_stance``, ``mixed_labels``, ``conflict``, ``pattern_formed`` (bool),
         ``mixed_patterns`` (tuple of pattern contents), ``change_leaves`` (int).
     """
-    from ..types import EdgeKind, Level
+    from personatree.types import EdgeKind, Level
 
     label_of: dict[str, str] = {}
     for leaf in graph.nodes(Level.LEAF):
@@ -308,14 +314,10 @@ class FaithResult:
 
     def save(self, path: str | Path, *, with_records: bool = True) -> Path:
         """Write :meth:`to_dict` as JSON."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(orjson.dumps(self.to_dict(with_records=with_records),
-                                   option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-        return p
+        return write_json(path, self.to_dict(with_records=with_records))
 
 
-def _records(system: Any, case: Case, budgets: Sequence[int]) -> list[ContextRecord]:
+def _records(system: System, case: Case, budgets: Sequence[int]) -> list[ContextRecord]:
     conv = case.conversation
     q = conv.questions[0]
     scen = set(case.labels)
@@ -341,10 +343,10 @@ def run_faithfulness(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     paths: Sequence[str] = PATHS,
     dense: bool = True,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     model: str = "gpt-4o-mini",
-    counter: Any = None,
-    config: Any = None,
+    counter: TokenCounter | None = None,
+    config: PersonaTreeConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> FaithResult:
     """Replay every case on each path and into flat dense; measure every context and tree.
@@ -352,7 +354,7 @@ def run_faithfulness(
     Parameters
     ----------
     cases : sequence of Case
-        From :func:`~personatree.bench.stitch.stitch_all`.
+        From :func:`~personatree_bench.stitch.stitch_all`.
     budgets : sequence of int
         Token budgets of the question's context.
     paths : sequence of str
@@ -375,22 +377,20 @@ def run_faithfulness(
     -------
     FaithResult
     """
-    from .resources import CachedEmbedder, make_token_counter
-    from .systems import DenseSystem, FlatIndex, PersonaTreeEngine, PersonaTreeSystem
+    from .engine import PersonaTreeEngine, PersonaTreeSystem
+    from .flat import DenseSystem, FlatIndex
+    from .resources import CachedEmbedder, default_embedder, make_token_counter
 
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
         raise ValueError(f"unknown paths {unknown}; choose from {', '.join(PATHS)}")
     started = time.perf_counter()
-    if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
+    embedder = embedder if embedder is not None else default_embedder()
     emb = CachedEmbedder(embedder)
     counter = counter if counter is not None else make_token_counter(model)
     emb.embed(["warm up"])
     say = progress or (lambda _line: None)
-    trees: list[tuple[str, Any]] = []
+    trees: list[tuple[str, PersonaTreeSystem]] = []
     for path in paths:
         engine = PersonaTreeEngine(emb, counter, config=config, consolidate="session" if path == "live" else "end")
         trees.append((path, PersonaTreeSystem(engine, f"personatree-{path}")))
@@ -399,62 +399,68 @@ def run_faithfulness(
     seconds: dict[str, float] = {name: 0.0 for name in result.systems}
     try:
         for i, case in enumerate(cases):
-            conv = case.conversation
-            obs_labels = {f"{conv.id}:{tid}": lab for tid, lab in case.labels.items()}
-            for path, system in trees:
-                t0 = time.perf_counter()
-                system.ingest(conv.id, conv.turns)
-                seconds[system.name] += time.perf_counter() - t0
-                g = graph_measures(system.engine.tree.graph(conv.id), obs_labels)
-                result.graphs.append(GraphRecord(system.name, conv.id, case.scenario.id, case.scenario.split,
-                                                 case.scenario.kind, **g))
-                recs = _records(system, case, budgets)
-                result.contexts.extend(recs)
-                system.drop(conv.id)
-                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {system.name}: "
-                    f"{len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s; {_line(recs)} "
-                    f"mixed={int(g['mixed_stance'])}/{int(g['mixed_labels'])} conflict={int(g['conflict'])}")
+            where = f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split})"
+            for _, system in trees:
+                _run_tree(system, case, budgets, result, seconds, say, where)
             if flat is not None:
-                t0 = time.perf_counter()
-                flat.ingest(conv.id, conv.turns)
-                recs = _records(flat, case, budgets)
-                result.contexts.extend(recs)
-                flat.drop(conv.id)
-                seconds[flat.name] += time.perf_counter() - t0
-                say(f"[{i + 1}/{len(cases)}] {case.scenario.id} ({case.scenario.split}) {flat.name}: {_line(recs)}")
+                _run_flat(flat, case, budgets, result, seconds, say, where)
     finally:
+        # A failing pass raises; the key stays in the results format.
         engine_meta = {path: {"consolidation_available": s.engine.consolidation_available,
-                              "consolidation_error": s.engine.consolidation_error} for path, s in trees}
+                              "consolidation_error": None} for path, s in trees}
         for _, system in trees:
             system.close()
     result.summary = summarize_faithfulness(result.contexts, result.graphs)
-    result.meta = {
+    result.meta = {**_cases_meta(cases), "engine": engine_meta,
+                   "embedder": getattr(embedder, "name", type(embedder).__name__), "token_model": model,
+                   "system_seconds": seconds, "seconds": time.perf_counter() - started,
+                   "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return result
+
+
+def _cases_meta(cases: Sequence[Case]) -> dict[str, Any]:
+    return {
         "cases": len(cases),
         "splits": {s: sum(c.scenario.split == s for c in cases) for s in ("tune", "heldout")},
         "turns": sum(len(c.conversation.turns) for c in cases),
         "hosts": sorted({c.host for c in cases}),
-        "engine": engine_meta,
-        "embedder": getattr(embedder, "name", type(embedder).__name__),
-        "token_model": model,
-        "system_seconds": seconds,
-        "seconds": time.perf_counter() - started,
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    return result
+
+
+def _run_tree(system: PersonaTreeSystem, case: Case, budgets: Sequence[int], result: FaithResult,
+              seconds: dict[str, float], say: Callable[[str], None], where: str) -> None:
+    # One case on one personatree path: ingest, measure the tree, then the contexts.
+    conv = case.conversation
+    obs_labels = {f"{conv.id}:{tid}": lab for tid, lab in case.labels.items()}
+    t0 = time.perf_counter()
+    system.ingest(conv.id, conv.turns)
+    seconds[system.name] += time.perf_counter() - t0
+    g = graph_measures(system.engine.tree.graph(conv.id), obs_labels)
+    result.graphs.append(GraphRecord(system.name, conv.id, case.scenario.id, case.scenario.split,
+                                     case.scenario.kind, **g))
+    recs = _records(system, case, budgets)
+    result.contexts.extend(recs)
+    system.drop(conv.id)
+    say(f"{where} {system.name}: {len(conv.turns)} turns, {time.perf_counter() - t0:.1f}s; {_line(recs)} "
+        f"mixed={int(g['mixed_stance'])}/{int(g['mixed_labels'])} conflict={int(g['conflict'])}")
+
+
+def _run_flat(flat: DenseSystem, case: Case, budgets: Sequence[int], result: FaithResult,
+              seconds: dict[str, float], say: Callable[[str], None], where: str) -> None:
+    conv = case.conversation
+    t0 = time.perf_counter()
+    flat.ingest(conv.id, conv.turns)
+    recs = _records(flat, case, budgets)
+    result.contexts.extend(recs)
+    flat.drop(conv.id)
+    seconds[flat.name] += time.perf_counter() - t0
+    say(f"{where} {flat.name}: {_line(recs)}")
 
 
 _NAMES = {"personatree-live": "personatree, live (consolidate every session)",
           "personatree-bulk": "personatree, bulk import (consolidate once)",
           "dense": "flat dense"}
 _SPLIT_NAMES = {"tune": "tuning", "heldout": "held out", "all": "all"}
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
 
 
 def format_faithfulness(result: FaithResult) -> str:
@@ -466,8 +472,8 @@ def format_faithfulness(result: FaithResult) -> str:
     for system, per in result.summary.items():
         for split, e in per.items():
             cells = [_NAMES.get(system, system), _SPLIT_NAMES.get(split, split), str(e["n"])]
-            cells += [_fmt(e.get(f"{m}@{b}")) for b in budgets for m in ("update", "stale")]
-            cells += [_fmt(e.get(k)) for k in ("mixed_stance", "mixed_labels", "conflict", "pattern_formed",
+            cells += [fmt(e.get(f"{m}@{b}")) for b in budgets for m in ("update", "stale")]
+            cells += [fmt(e.get(k)) for k in ("mixed_stance", "mixed_labels", "conflict", "pattern_formed",
                                                "change_became_leaf")]
             lines.append("| " + " | ".join(cells) + " |")
     notes = ["", "mixed: cases with a pattern supported by both stances (counts); the other figures are "
@@ -484,14 +490,3 @@ def format_faithfulness(result: FaithResult) -> str:
                          f"update@300 {'meets' if ok[0] else 'misses'}, stale@300 {'meets' if ok[1] else 'misses'}, "
                          f"mixed {'meets' if ok[2] else 'misses'}")
     return "\n".join(lines + notes) + "\n"
-
-
-def progress_printer(stream: Any = None) -> Callable[[str], None]:
-    """A ``progress`` callback that prints each line with elapsed seconds (stderr by default)."""
-    t0 = time.perf_counter()
-    out = stream or sys.stderr
-
-    def say(line: str) -> None:
-        print(f"[{time.perf_counter() - t0:7.0f}s] {line}", file=out, flush=True)
-
-    return say

@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import InputError
-from ..types import Message, Observation
+from personatree.errors import InputError
+from personatree.types import Message, Observation
 
 __all__ = [
     "DEFAULT_PATH",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 STANCES = ("positive", "negative", "neutral", "stopped", "started")
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "typing_labelled.jsonl"
+DEFAULT_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "typing_labelled.jsonl"
 _AT = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 

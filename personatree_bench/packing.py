@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Hashable, Sequence, TypeVar
 
-from ..text import tokenize
+from personatree.text import tokenize
 
 __all__ = ["rrf", "lexical_tokens", "pack_best_first", "pack_recent"]
 

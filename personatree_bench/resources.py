@@ -7,12 +7,22 @@ every system.
 
 from __future__ import annotations
 
-import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-__all__ = ["CachedEmbedder", "CachedTokenCounter", "make_token_counter"]
+if TYPE_CHECKING:
+    from personatree import Embedder, TokenCounter
+
+__all__ = ["CachedEmbedder", "CachedTokenCounter", "default_embedder", "make_token_counter"]
+
+
+def default_embedder() -> Embedder:
+    """The embedder every system shares unless a run is given one: the packaged all-MiniLM-L6-v2."""
+    # Imported here: loading sentence-transformers is slow, and a run given an embedder never needs it.
+    from personatree.embedders import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
 
 
 class CachedEmbedder:
@@ -28,19 +38,19 @@ class CachedEmbedder:
         The real embedder.
     """
 
-    def __init__(self, base: object) -> None:
+    def __init__(self, base: Embedder) -> None:
         self.base = base
         self._cache: dict[str, np.ndarray] = {}
 
     @property
     def name(self) -> str:
         """The wrapped embedder's name (the vectors are the same)."""
-        return str(self.base.name)  # type: ignore[attr-defined]
+        return str(self.base.name)
 
     @property
     def dim(self) -> int:
         """The wrapped embedder's dimension."""
-        return int(self.base.dim)  # type: ignore[attr-defined]
+        return int(self.base.dim)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed, computing only texts not seen before (in one batch).
@@ -55,26 +65,12 @@ class CachedEmbedder:
         """
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
-            vecs = self.base.embed(missing)  # type: ignore[attr-defined]
+            vecs = self.base.embed(missing)
             for t, v in zip(missing, vecs):
                 self._cache[t] = v
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32, copy=False)
-
-
-class _LiteLLMCounter:
-    """Fallback counter when ``personatree.retrieval.tokens`` is not available."""
-
-    def __init__(self, model: str) -> None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm  # lazily: importing litellm is slow and reads the environment
-
-        self._litellm = litellm
-        self.model = model
-
-    def count(self, text: str) -> int:
-        return int(self._litellm.token_counter(model=self.model, text=text)) if text else 0
 
 
 class CachedTokenCounter:
@@ -88,7 +84,7 @@ class CachedTokenCounter:
     base : TokenCounter
     """
 
-    def __init__(self, base: object) -> None:
+    def __init__(self, base: TokenCounter) -> None:
         self.base = base
         self._cache: dict[str, int] = {}
 
@@ -96,14 +92,14 @@ class CachedTokenCounter:
         """Tokens in ``text`` (as the wrapped counter says)."""
         n = self._cache.get(text)
         if n is None:
-            n = int(self.base.count(text))  # type: ignore[attr-defined]
+            n = int(self.base.count(text))
             if len(self._cache) < 1_000_000:
                 self._cache[text] = n
         return n
 
 
 def make_token_counter(model: str = "gpt-4o-mini") -> CachedTokenCounter:
-    """The token counter every system uses: the engine's own if present, else litellm's.
+    """The token counter every system uses: the engine's own, cached.
 
     Parameters
     ----------
@@ -114,8 +110,7 @@ def make_token_counter(model: str = "gpt-4o-mini") -> CachedTokenCounter:
     -------
     CachedTokenCounter
     """
-    try:
-        from ..retrieval.tokens import LiteLLMTokenCounter
-    except ImportError:
-        return CachedTokenCounter(_LiteLLMCounter(model))
+    # Imported here: importing litellm is slow and reads the environment.
+    from personatree.retrieval.tokens import LiteLLMTokenCounter
+
     return CachedTokenCounter(LiteLLMTokenCounter(model))

@@ -1,6 +1,6 @@
 """The benchmark harness: evidence recall on real data, personatree against baselines.
 
->>> from personatree.bench import load_locomo, run_benchmark, markdown   # doctest: +SKIP
+>>> from personatree_bench import load_locomo, run_benchmark, markdown   # doctest: +SKIP
 >>> result = run_benchmark(load_locomo("locomo_dev.json"), budgets=[500, 1000, 2000])  # doctest: +SKIP
 >>> print(markdown(result))                                               # doctest: +SKIP
 """
@@ -19,11 +19,13 @@ from .datasets import (
     parse_locomo_date,
     parse_time_gap,
 )
+from .engine import PersonaTreeEngine
 from .ingest import IngestResult, bare_embedding_rate, engine_ingest_rate, run_ingest_benchmark
 from .metrics import QueryRecord, aggregate, evidence_recall, growth_per_100_turns, hit, percentile, summarize
+from .protocol import Context
 from .report import markdown, plot_recall
 from .runner import DEFAULT_BUDGETS, DEFAULT_TOPK, BenchResult, run_benchmark
-from .systems import SYSTEMS, Context, PersonaTreeEngine, build_systems
+from .systems import SYSTEMS, build_systems
 from .types import Conversation, Dataset, Question, Turn, strip_questions
 
 __all__ = [

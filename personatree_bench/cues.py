@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-import orjson
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .metrics import evidence_recall, hit, summarize
+from .output import fmt, write_json
 from .runner import BenchResult, run_benchmark
 from .types import Dataset
+
+if TYPE_CHECKING:
+    from personatree import Embedder
 
 __all__ = ["CueRecallResult", "run_cue_recall", "cue_measures", "format_cue_recall", "SPLITS"]
 
@@ -87,11 +89,7 @@ class CueRecallResult:
 
     def save(self, path: str | Path, *, with_records: bool = True) -> Path:
         """Write :meth:`to_dict` as JSON."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(orjson.dumps(self.to_dict(with_records=with_records),
-                                   option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-        return p
+        return write_json(path, self.to_dict(with_records=with_records))
 
 
 def run_cue_recall(
@@ -105,7 +103,7 @@ def run_cue_recall(
     limit: int | None = None,
     engine_options: dict[str, Any] | None = None,
     model: str = "gpt-4o-mini",
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> CueRecallResult:
     """Run the cue/trigger cases of each split and measure the cue speaker's own statement.
@@ -116,11 +114,11 @@ def run_cue_recall(
         Cue/trigger items in the LoCoMo-Plus format with a ``split`` field.
     host : str or Path, optional
         LoCoMo file of the host conversations (see
-        :func:`~personatree.bench.datasets.load_locomo_plus`).
+        :func:`~personatree_bench.datasets.load_locomo_plus`).
     splits : sequence of str
         Which splits to run.
     systems, budgets, model, embedder, engine_options
-        As :func:`~personatree.bench.runner.run_benchmark`.
+        As :func:`~personatree_bench.runner.run_benchmark`.
     progress : callable, optional
         Receives one line per finished case (whether each system found the statement
         at each budget).
@@ -134,14 +132,10 @@ def run_cue_recall(
     CueRecallResult
     """
     from .datasets import load_locomo_plus
-    from .resources import CachedEmbedder
+    from .resources import CachedEmbedder, default_embedder
 
-    if embedder is None:
-        from ..embedders import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
     # One memo across the splits: both stitch their cues into the same host turns.
-    shared = CachedEmbedder(embedder)
+    shared = CachedEmbedder(embedder if embedder is not None else default_embedder())
     result = CueRecallResult(list(budgets), list(systems))
     say = progress or (lambda _line: None)
     for split in splits:
@@ -161,7 +155,7 @@ def run_cue_recall(
         merged.summary = summarize(merged.records)
         merged.meta = {"dataset": {k: v for k, v in dict(data.meta).items()}, "conversations": len(data.conversations),
                        "turns": data.n_turns, "questions": data.n_questions, "seconds": seconds}
-        cue_turns = {c.id: list(c.meta["cue_turns"]) for c in data.conversations}
+        cue_turns: dict[str, Sequence[str]] = {c.id: list(c.meta["cue_turns"]) for c in data.conversations}
         result.runs[split] = merged
         result.measures[split] = cue_measures(merged, cue_turns)
         result.meta[split] = {"cases": len(data.conversations), "turns": data.n_turns, "seconds": seconds}
@@ -181,13 +175,10 @@ def format_cue_recall(result: CueRecallResult) -> str:
             cells = [_SPLIT_NAMES.get(split, split), system, str(n)]
             for b in result.budgets:
                 e = m.get(b, {})
-                cells += [_f(e.get("speaker_recall")), _f(e.get("any_cue_hit"))]
+                cells += [fmt(e.get("speaker_recall")), fmt(e.get("any_cue_hit"))]
             lines.append("| " + " | ".join(cells) + " |")
     note = ("\ncue speaker's statement: recall of the cue turns said by the person who later says the trigger "
             "(the listener's reply is not evidence about them); any cue turn: some cue turn, reply included, "
             "reached the context.\n")
     return "\n".join(lines) + "\n" + note
 
-
-def _f(x: Any) -> str:
-    return "–" if x is None else f"{x:.3f}"

@@ -11,14 +11,19 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import orjson
 
 from .metrics import QueryRecord, growth_per_100_turns, summarize
-from .resources import CachedEmbedder, make_token_counter
-from .systems import SYSTEMS, System, build_systems
+from .output import write_json
+from .protocol import System
+from .resources import CachedEmbedder, default_embedder, make_token_counter
+from .systems import SYSTEMS, build_systems
 from .types import Conversation, Dataset
+
+if TYPE_CHECKING:
+    from personatree import Embedder
 
 __all__ = ["BenchResult", "run_benchmark", "DEFAULT_BUDGETS", "DEFAULT_TOPK"]
 
@@ -39,11 +44,11 @@ class BenchResult:
     records : list of QueryRecord
         One per (system, question, budget or k).
     summary : dict
-        :func:`personatree.bench.metrics.summarize` of the records.
+        :func:`personatree_bench.metrics.summarize` of the records.
     ingest : dict
         Per system: ``seconds``, ``turns``, ``turns_per_s``, ``per_conversation``.
     growth : dict
-        Per system: context growth per 100 turns (see :mod:`~personatree.bench.metrics`).
+        Per system: context growth per 100 turns (see :mod:`~personatree_bench.metrics`).
     meta : dict
         Dataset notes, options, versions, timings.
     """
@@ -93,17 +98,7 @@ class BenchResult:
 
     def save(self, path: str | Path, *, with_records: bool = True) -> Path:
         """Write :meth:`to_dict` as JSON to ``path``."""
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(orjson.dumps(self.to_dict(with_records=with_records),
-                                   option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-        return p
-
-
-def _default_embedder() -> Any:
-    from ..embedders import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder()
+        return write_json(path, self.to_dict(with_records=with_records))
 
 
 def _ask(system: System, conv: Conversation, budgets: Sequence[int], topk: Sequence[int]) -> list[QueryRecord]:
@@ -131,7 +126,7 @@ def run_benchmark(
     *,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     topk: Sequence[int] = DEFAULT_TOPK,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     model: str = "gpt-4o-mini",
     cache_embeddings: bool | None = None,
     engine_options: dict[str, Any] | None = None,
@@ -144,7 +139,7 @@ def run_benchmark(
     dataset : Dataset
         From one of the loaders.
     systems : sequence of str
-        Names from :data:`personatree.bench.systems.SYSTEMS`.
+        Names from :data:`personatree_bench.systems.SYSTEMS`.
     budgets : sequence of int
         Token budgets for evidence recall.
     topk : sequence of int
@@ -158,7 +153,7 @@ def run_benchmark(
         LoCoMo-Plus, whose cases repeat the same texts). Vectors are unchanged; only
         ingest times shrink, for every system alike.
     engine_options : dict, optional
-        Passed to :class:`~personatree.bench.systems.PersonaTreeEngine`
+        Passed to :class:`~personatree_bench.engine.PersonaTreeEngine`
         (``consolidate``, ``config``, ``batch_size``...).
     progress : bool or callable
         ``True`` shows a rich progress bar on stderr; a callable gets
@@ -169,7 +164,7 @@ def run_benchmark(
     BenchResult
     """
     started = time.perf_counter()
-    base = embedder if embedder is not None else _default_embedder()
+    base = embedder if embedder is not None else default_embedder()
     if cache_embeddings is None:
         cache_embeddings = dataset.name in ("prefeval", "locomo_plus")
     emb = CachedEmbedder(base) if cache_embeddings else base
@@ -184,18 +179,7 @@ def run_benchmark(
     bar, tick = _progress(progress, total)
     try:
         for conv in dataset.conversations:
-            for system in built:
-                tick(f"{conv.id}: ingest {system.name}", 0)
-                # Only the stream goes in: questions and evidence stay with the runner.
-                ingest[system.name][conv.id] = system.ingest(conv.id, conv.turns)
-                points[system.name].extend(system.checkpoints(conv.id))
-                tick(f"{conv.id}: ingest {system.name}", 1)
-            for system in built:
-                tick(f"{conv.id}: recall {system.name}", 0)
-                result.records.extend(_ask(system, conv, budgets, topk))
-                tick(f"{conv.id}: recall {system.name}", len(conv.questions))
-            for system in built:
-                system.drop(conv.id)
+            _run_conversation(conv, built, budgets, topk, result, ingest, points, tick)
     finally:
         if bar is not None:
             bar.stop()
@@ -203,22 +187,10 @@ def run_benchmark(
         for system in built:
             system.close()
     result.summary = summarize(result.records)
-    result.ingest = {
-        name: {
-            "seconds": sum(per.values()),
-            "turns": dataset.n_turns,
-            "turns_per_s": (dataset.n_turns / sum(per.values())) if sum(per.values()) > 0 else None,
-            "per_conversation": per,
-        }
-        for name, per in ingest.items()
-    }
+    result.ingest = {name: _ingest_rate(dataset.n_turns, per) for name, per in ingest.items()}
     result.growth = {name: _growth(name, pts) for name, pts in points.items()}
     result.meta = {
-        "dataset": {k: v for k, v in dict(dataset.meta).items() if k != "dropped_evidence"},
-        "dropped_evidence": list(dataset.meta.get("dropped_evidence", [])),
-        "conversations": len(dataset.conversations),
-        "turns": dataset.n_turns,
-        "questions": dataset.n_questions,
+        **_dataset_meta(dataset),
         "embedder": getattr(base, "name", type(base).__name__),
         "token_model": model,
         "cache_embeddings": cache_embeddings,
@@ -228,6 +200,40 @@ def run_benchmark(
         "python": platform.python_version(),
     }
     return result
+
+
+def _run_conversation(conv: Conversation, built: Sequence[System], budgets: Sequence[int], topk: Sequence[int],
+                      result: BenchResult, ingest: dict[str, dict[str, float]],
+                      points: dict[str, list[tuple[int, int]]], tick: Callable[[str, int], None]) -> None:
+    # Every system ingests the conversation before any is asked, then each forgets it.
+    for system in built:
+        tick(f"{conv.id}: ingest {system.name}", 0)
+        # Only the stream goes in: questions and evidence stay with the runner.
+        ingest[system.name][conv.id] = system.ingest(conv.id, conv.turns)
+        points[system.name].extend(system.checkpoints(conv.id))
+        tick(f"{conv.id}: ingest {system.name}", 1)
+    for system in built:
+        tick(f"{conv.id}: recall {system.name}", 0)
+        result.records.extend(_ask(system, conv, budgets, topk))
+        tick(f"{conv.id}: recall {system.name}", len(conv.questions))
+    for system in built:
+        system.drop(conv.id)
+
+
+def _ingest_rate(turns: int, per: dict[str, float]) -> dict[str, Any]:
+    seconds = sum(per.values())
+    return {"seconds": seconds, "turns": turns, "turns_per_s": (turns / seconds) if seconds > 0 else None,
+            "per_conversation": per}
+
+
+def _dataset_meta(dataset: Dataset) -> dict[str, Any]:
+    return {
+        "dataset": {k: v for k, v in dict(dataset.meta).items() if k != "dropped_evidence"},
+        "dropped_evidence": list(dataset.meta.get("dropped_evidence", [])),
+        "conversations": len(dataset.conversations),
+        "turns": dataset.n_turns,
+        "questions": dataset.n_questions,
+    }
 
 
 def _growth(name: str, pts: list[tuple[int, int]]) -> dict[str, Any]:
@@ -278,7 +284,8 @@ def _engine_meta(built: Sequence[System]) -> dict[str, Any]:
                 "all_roots_and_mids_tokens_per_100_turns": growth_per_100_turns(engine.abstraction_points),
                 "consolidate": engine.consolidate_mode,
                 "consolidation_available": engine.consolidation_available,
-                "consolidation_error": engine.consolidation_error,
+                # A failing pass raises; the key stays in the results format.
+                "consolidation_error": None,
                 "consolidate_seconds": sum(engine.consolidate_seconds.values()),
                 "tree_size": tree_size(engine.tree_sizes.values()),
             }
@@ -296,13 +303,16 @@ def _progress(progress: bool | Callable[[str, int], None], total: int) -> tuple[
     console = Console(stderr=True)
     if not console.is_terminal:
         # Redirected to a log: a bar would never show, so print one line per phase instead.
-        state = {"done": 0, "last": "", "t0": time.perf_counter()}
+        t0 = time.perf_counter()
+        done = 0
+        last = ""
 
         def log(desc: str, n: int) -> None:
-            state["done"] += n
-            if n == 0 and desc != state["last"]:
-                state["last"] = desc
-                console.print(f"[{time.perf_counter() - state['t0']:7.0f}s] {state['done']}/{total} {desc}",
+            nonlocal done, last
+            done += n
+            if n == 0 and desc != last:
+                last = desc
+                console.print(f"[{time.perf_counter() - t0:7.0f}s] {done}/{total} {desc}",
                               highlight=False, markup=False)
 
         return None, log
