@@ -47,8 +47,7 @@ def tokenize(text: str, *, contractions: bool = True) -> list[str]:
     contractions : bool
         Keep contractions and possessives as one token ("can't", "anna's"). With
         ``False`` the apostrophe separates words ("can", "t"; "anna", "s"): the
-        tokens the BM25 baselines (:func:`personatree_bench.packing.lexical_tokens`)
-        index.
+        tokens the benchmark harness's BM25 baselines index.
 
     Returns
     -------
