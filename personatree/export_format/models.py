@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
 from pydantic import PlainSerializer, PlainValidator, ValidationInfo
@@ -107,12 +107,20 @@ class ExportObservation(ExportItem):
         )
 
 
-def _level(value: Any, where: str, ctx: DecodeContext) -> Level:
+Member = TypeVar("Member", Level, EdgeKind)
+
+
+def _member(kind: type[Member], value: Any, where: str, choices: str) -> Member:
+    """The enum member named by ``value``; ``choices`` spells the allowed names for the error."""
     text = check_text(value, where)
     try:
-        return Level(text)
+        return kind(text)
     except ValueError:
-        raise InputError(f"{where} must be leaf, mid or root, got {text[:40]!r}") from None
+        raise InputError(f"{where} must be {choices}, got {text[:40]!r}") from None
+
+
+def _level(value: Any, where: str, ctx: DecodeContext) -> Level:
+    return _member(Level, value, where, "leaf, mid or root")
 
 
 def _schema_type(value: Any, where: str, ctx: DecodeContext) -> str:
@@ -188,11 +196,7 @@ class ExportNode(ExportItem):
 
 
 def _kind(value: Any, where: str, ctx: DecodeContext) -> EdgeKind:
-    text = check_text(value, where)
-    try:
-        return EdgeKind(text)
-    except ValueError:
-        raise InputError(f"{where} must be support or conflict, got {text[:40]!r}") from None
+    return _member(EdgeKind, value, where, "support or conflict")
 
 
 def _psi(value: Any, where: str, ctx: DecodeContext) -> float:
