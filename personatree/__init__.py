@@ -40,6 +40,7 @@ from .errors import (
     UnknownNodeError,
     UnknownUserError,
 )
+from .explanation import Explanation
 from .graph import MemoryGraph
 from .judge import OfflineJudge
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
@@ -47,7 +48,6 @@ from .schema import SchemaRegistry, SchemaType
 from .types import (
     Edge,
     EdgeKind,
-    Explanation,
     InsertReport,
     LeafDecision,
     LeafDraft,

@@ -36,6 +36,8 @@ from .errors import (
 )
 from .forgetting import forget_node
 from .graph import MemoryGraph
+from .explanation import ExplainStep, Explanation
+from .index import top_k
 from .inputs import build_observation, check_id, check_query, ensure_iterable, parse_time
 from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store
@@ -45,8 +47,6 @@ from .schema import SchemaRegistry
 from .types import (
     Edge,
     EdgeKind,
-    ExplainStep,
-    Explanation,
     InsertReport,
     LeafDraft,
     Level,
@@ -653,14 +653,25 @@ class PersonaTree:
         return self.store.users()
 
     def node(self, user_id: str, node_id: str) -> Node:
-        """A copy of one node.
+        """A copy of one node of the tree, or of an archived leaf.
+
+        An archived leaf (one the tree's bounds took out of it, see :meth:`explain`)
+        is still the user's evidence: recall shows it by this id, so it is found here
+        too.
 
         Raises
         ------
         UnknownUserError, UnknownNodeError
         """
+        uid, nid = self._uid(user_id), self._nid(node_id)
         with self._lock:
-            return self._graph(self._uid(user_id)).node(self._nid(node_id)).copy()
+            g = self._graph(uid)
+            if nid in g:
+                return g.node(nid).copy()
+            found = self.store.archive(uid, [nid])
+            if found:
+                return found[0]
+            return g.node(nid)  # raises UnknownNodeError
 
     def _nid(self, node_id: object) -> str:
         return check_id(node_id, "node_id", self.config.limits)
@@ -724,13 +735,19 @@ class PersonaTree:
             hits: list[tuple[str, float]] = []
             for level_ in [lv] if lv else list(Level):
                 hits.extend(g.index(level_).search(vec, k))
+            archived = {n.id: n for n in self._archived_leaves(uid, g)} if lv in (None, Level.LEAF) else {}
+            hits.extend(_archive_hits(archived.values(), vec, k))
             hits.sort(key=lambda h: (-h[1], h[0]))
             out = []
             for nid, score in hits[:k]:
-                n = g.node(nid)
+                n = archived[nid] if nid in archived else g.node(nid)
                 out.append(SearchHit(nid, n.level, n.schema_type, n.content, score,
-                                     node_confidence(n, self.registry, now)))
+                                     node_confidence(n, self.registry, now), archived=nid in archived))
             return out
+
+    def _archived_leaves(self, user_id: str, graph: MemoryGraph) -> list[Node]:
+        # An id both archived and in the tree (a rebuild in between) is the tree's.
+        return [n for n in self.store.archive(user_id) if n.id not in graph]
 
     def explain(self, user_id: str, node_id: str, *, max_observations: int = 20) -> Explanation:
         """Why a node is believed: its support path, its evidence and the observations behind it.
@@ -745,7 +762,8 @@ class PersonaTree:
         now = self.clock.now()
         with self._lock:
             g = self._graph(uid)
-            g.node(nid)
+            if nid not in g:
+                return self._explain_archived(uid, nid, g, now, max_observations)
             path = g.support_path(nid)
 
             def step(x: str, edge_to: str | None) -> ExplainStep:
@@ -768,16 +786,34 @@ class PersonaTree:
             observations = tuple(self.store.observations(uid, obs_ids[:max_observations])) if obs_ids else ()
             return Explanation(uid, nid, steps, support, conflicts, observations)
 
+    def _explain_archived(
+        self, uid: str, nid: str, graph: MemoryGraph, now: datetime, max_observations: int,
+    ) -> Explanation:
+        found = self.store.archive(uid, [nid])
+        if not found:
+            graph.node(nid)  # raises UnknownNodeError
+        n = found[0]
+        # Outside the tree it has no support path and no timeline: its own stored belief.
+        step = ExplainStep(
+            n.id, n.level, n.schema_type, n.content, node_confidence(n, self.registry, now),
+            n.n_support, n.n_conflict, n.t_first, n.t_last, None, None,
+        )
+        obs_ids = list(dict.fromkeys(p.observation_id for p in n.provenance))[:max_observations]
+        observations = tuple(self.store.observations(uid, obs_ids)) if obs_ids else ()
+        return Explanation(uid, nid, (step,), (), (), observations, archived=True)
+
     def render(self, user_id: str, **kwargs: Any) -> str:
         """The user's tree as readable indented text (see :func:`personatree.render.tree_text`)."""
         with self._lock:
             return tree_text(self._graph(self._uid(user_id)), self.registry, self.clock.now(), **kwargs)
 
     def stats(self, user_id: str) -> dict[str, Any]:
-        """Counts of nodes per level, edges per kind, orphans and observations."""
+        """Counts of nodes per level, edges per kind, orphans, observations and archived
+        leaves."""
         uid = self._uid(user_id)
         with self._lock:
             g = self._graph(uid)
+            counts = self.store.counts(uid)
             return {
                 "user_id": uid,
                 "leaves": sum(1 for _ in g.nodes(Level.LEAF)),
@@ -786,7 +822,8 @@ class PersonaTree:
                 "orphans": len(g.orphans()),
                 "support_edges": sum(1 for _ in g.edges(EdgeKind.SUPPORT)),
                 "conflict_edges": sum(1 for _ in g.edges(EdgeKind.CONFLICT)),
-                "observations": int(self.store.counts(uid)["observations"]),
+                "observations": int(counts["observations"]),
+                "archived_leaves": int(counts.get("archive", 0)),
                 "version": self._state(uid).version,
             }
 
@@ -1065,6 +1102,17 @@ def _default_router(embedder: Embedder) -> Any:
     except ImportError:
         return None
     return default_router(embedder)
+
+
+def _archive_hits(nodes: Iterable[Node], query: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The ``k`` archived leaves most similar to ``query`` (cosine; rows are unit vectors
+    like the tree's index rows). Leaves embedded with another dimension are skipped."""
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    keep = [n for n in nodes if n.embedding is not None and np.shape(n.embedding) == q.shape]
+    if not keep:
+        return []
+    scores = np.stack([np.asarray(n.embedding, dtype=np.float32) for n in keep]) @ q
+    return [(keep[i].id, float(scores[i])) for i in top_k(scores, k)]
 
 
 def _level(level: Level | str | None) -> Level | None:

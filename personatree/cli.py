@@ -338,11 +338,13 @@ def search(
             tree.close()
         if as_json:
             print_json([{"node_id": h.node_id, "level": h.level.value, "schema_type": h.schema_type,
-                         "content": h.content, "score": h.score, "confidence": h.confidence} for h in hits])
+                         "content": h.content, "score": h.score, "confidence": h.confidence,
+                         "archived": h.archived} for h in hits])
             return
         t = Table("score", "level", "type", "conf", "content")
         for h in hits:
-            t.add_row(f"{h.score:.3f}", h.level.value, h.schema_type, f"{h.confidence:.2f}", escape(h.content))
+            level = f"{h.level.value} (archived)" if h.archived else h.level.value
+            t.add_row(f"{h.score:.3f}", level, h.schema_type, f"{h.confidence:.2f}", escape(h.content))
         console.print(t)
 
 

@@ -15,6 +15,7 @@ import orjson
 
 from .config import InputLimits
 from .errors import InputError, MessageError, QueryError
+from .textcheck import find_text_fault
 from .types import Message, Observation, utc
 
 __all__ = [
@@ -45,12 +46,11 @@ def check_text(value: object, what: str, max_chars: int, error: type[InputError]
         raise error(f"{what} is empty or whitespace")
     if len(value) > max_chars:
         raise error(f"{what} is {len(value):,} characters; the limit is {max_chars:,}")
-    if "\x00" in value:
-        raise error(f"{what} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise error(f"{what} is not valid text (lone surrogate at position {exc.start})") from None
+    fault = find_text_fault(value)
+    if fault is not None:
+        if fault.kind == "nul":
+            raise error(f"{what} contains a NUL character")
+        raise error(f"{what} is not valid text (lone surrogate at position {fault.position})")
     return value
 
 

@@ -51,6 +51,18 @@ def shown_confidence(
     return sigmoid(shown_logit(logit, prior, tl))
 
 
+_MAX_QUOTE_CHARS = 90
+
+
+def quote(text: str, limit: int = _MAX_QUOTE_CHARS) -> str:
+    """``text`` in double quotes, cut at a word boundary with "…" past ``limit`` chars."""
+    t = " ".join(text.split())
+    if len(t) > limit:
+        cut = t[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+        t = cut + "…"
+    return f'"{t}"'
+
+
 def change_text(content: str, tl: Timeline | None, latest: Node | None) -> str:
     """A claim's text with its change or latest contradiction, current state first.
 
@@ -58,8 +70,6 @@ def change_text(content: str, tl: Timeline | None, latest: Node | None) -> str:
     ``<claim>; contradicted <date>: "<statement>"`` for one contradicted and then
     supported again, ``content`` unchanged otherwise.
     """
-    from .retrieval.render import quote  # noqa: PLC0415 - the recall renderer's quoting
-
     if tl is None or not tl.contradicted:
         return content
     if tl.changed:

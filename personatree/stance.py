@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Protocol, Sequence, get_args
 
 __all__ = [
     "STANCES", "StanceName", "stance_of", "side_of", "group_of", "node_stance", "node_group",
@@ -37,6 +37,16 @@ StanceName = Literal["positive", "negative", "neutral", "stopped", "started"]
 
 #: Every stance a leaf or pattern can carry, and its side.
 STANCES: dict[str, int] = {"positive": 1, "started": 1, "neutral": 0, "negative": -1, "stopped": -1}
+
+# Each name typed as its literal, to hand back a checked string as a StanceName.
+_NAMES: dict[str, StanceName] = {name: name for name in get_args(StanceName)}
+
+
+class HasAttributes(Protocol):
+    """Anything with a node's ``attributes`` mapping (a :class:`~personatree.types.Node`)."""
+
+    @property
+    def attributes(self) -> Mapping[str, Any]: ...
 
 
 def stance_of(attributes: Mapping[str, Any] | None) -> StanceName:
@@ -56,7 +66,7 @@ def stance_of(attributes: Mapping[str, Any] | None) -> StanceName:
     attrs = attributes or {}
     raw = attrs.get("stance")
     if isinstance(raw, str) and raw.strip().lower() in STANCES:
-        return raw.strip().lower()  # type: ignore[return-value]
+        return _NAMES[raw.strip().lower()]
     if attrs.get("cessation"):
         return "stopped"
     try:
@@ -76,12 +86,12 @@ def group_of(stance: str) -> int:
     return -1 if side_of(stance) < 0 else 1
 
 
-def node_stance(node: Any) -> StanceName:
+def node_stance(node: HasAttributes) -> StanceName:
     """:func:`stance_of` a node's attributes."""
-    return stance_of(getattr(node, "attributes", None))
+    return stance_of(node.attributes)
 
 
-def node_group(node: Any) -> int:
+def node_group(node: HasAttributes) -> int:
     """:func:`group_of` a node's stance."""
     return group_of(node_stance(node))
 
@@ -110,7 +120,7 @@ def pattern_stance(stances: Iterable[str]) -> StanceName:
     if not counts:
         return "neutral"
     order = {"positive": 0, "started": 1, "stopped": 0, "negative": 1}
-    return min(counts, key=lambda s: (-counts[s], order[s]))  # type: ignore[return-value]
+    return _NAMES[min(counts, key=lambda s: (-counts[s], order[s]))]
 
 
 def guard_psi(leaf: str, pattern: str, psi: float, theta_conflict: float) -> tuple[float, str]:

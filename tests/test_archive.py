@@ -194,8 +194,10 @@ def test_forgetting_a_pattern_with_its_evidence_forgets_its_archived_leaves(
     tight = make_tree(tree.store, hashing, registry, k_leaves=2)
     plan = tight.consolidate("ana", now=T0 + timedelta(days=3 * 365 + 6))
     assert plan.counts()["trimmed_leaves"] > 0
-    trimmed = [n for n in tree.store.archive("ana") if ARCHIVED_FROM in n.attributes]
-    assert {n.id for n in trimmed} == {x for t in plan.trims for x in t.removed_ids}
+    now_trimmed = {x for t in plan.trims for x in t.removed_ids}
+    trimmed = [n for n in tree.store.archive("ana") if n.id in now_trimmed]
+    assert {n.id for n in trimmed} == now_trimmed
+    assert all(ARCHIVED_FROM in n.attributes for n in trimmed)
     mid = trimmed[0].attributes[ARCHIVED_FROM]
     gone = {n.id for n in trimmed if n.attributes[ARCHIVED_FROM] == mid}
     by_obs = {i["observation_id"]: i for i in items}
@@ -258,3 +260,55 @@ def test_bulk_import_with_the_real_embedder(tmp_path: Path, embedder: Any, regis
     assert len(tree.store.archive_ids("ana")) > 300
     assert [code_of(i) for i in sample if not recalled(tree, "ana", i)] == []
     tree.close()
+
+
+def test_leaves_trimmed_from_a_pattern_formed_in_the_same_pass_name_it(
+    hashing: HashingEmbedder, registry: SchemaRegistry
+) -> None:
+    # A bulk import forms its patterns and trims them in one pass: before it, the
+    # trimmed leaves had no parent, so only the plan's trims can say which mid they
+    # supported (and forgetting that mid with its evidence must reach them).
+    tree = make_tree(MemoryStore(), hashing, registry, k_leaves=5)
+    tree.observe_many("ana", stream(150))
+    plan = tree.consolidate("ana", now=T0 + timedelta(days=3 * 365 + 5))
+    formed = {m.id for m in plan.new_mids}
+    trimmed_from = {x: t.mid_id for t in plan.trims for x in t.removed_ids}
+    assert trimmed_from and set(trimmed_from.values()) & formed
+    archive = {n.id: n for n in tree.store.archive("ana")}
+    assert {x: archive[x].attributes.get(ARCHIVED_FROM) for x in trimmed_from} == trimmed_from
+    mid = next(m for m in trimmed_from.values() if m in formed)
+    tree.forget("ana", mid, cascade=True)
+    assert not {x for x, m in trimmed_from.items() if m == mid} & set(tree.store.archive_ids("ana"))
+
+
+def test_an_archived_leaf_is_found_by_id_explain_search_and_counts(bulk: Any) -> None:
+    tree, items = bulk
+    archived = set(tree.store.archive_ids("ana"))
+    item = next(i for i in items if _leaf_of(tree, i) in archived)
+    leaf = _leaf_of(tree, item)
+    assert leaf is not None
+    node = tree.node("ana", leaf)
+    assert node.id == leaf and node.content == text_of(item)
+    ex = tree.explain("ana", leaf)
+    assert ex.archived and [s.node_id for s in ex.path] == [leaf]
+    assert [o.id for o in ex.observations] == [item["observation_id"]]
+    assert "archived" in ex.render() and text_of(item) in ex.render()
+    hits = tree.search("ana", text_of(item), k=3)
+    assert hits[0].node_id == leaf and hits[0].archived
+    assert all(not h.archived for h in tree.search("ana", text_of(item), k=3, level="mid"))
+    counts = tree.store.counts("ana")
+    assert counts["archive"] == len(archived) == tree.stats("ana")["archived_leaves"]
+    assert tree.store.counts()["archive"] >= len(archived)
+    # A tree node never reports itself archived.
+    in_tree = next(iter(tree.graph("ana").nodes(Level.LEAF)))
+    assert not tree.explain("ana", in_tree.id).archived
+
+
+def test_the_checksum_covers_the_archive(fresh: Any) -> None:
+    tree, items = fresh
+    archived = tree.store.archive_ids("ana")
+    before = tree.store.checksum("ana")
+    # Forgetting an archived leaf changes only the archive (and the journal): the
+    # digest must see it.
+    tree.forget("ana", archived[0])
+    assert tree.store.checksum("ana") != before

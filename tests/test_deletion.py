@@ -186,7 +186,7 @@ def test_delete_user_leaves_no_bytes_behind(tree: PersonaTree, how: str) -> None
         tree.store.vacuum()
     assert SECRET["user"] not in tree.users()
     assert tree.store.counts(SECRET["user"]) == {
-        "users": 0, "observations": 0, "nodes": 0, "edges": 0, "journal": 0, "cache": 0}
+        "users": 0, "observations": 0, "nodes": 0, "edges": 0, "journal": 0, "archive": 0, "cache": 0}
     leftovers = _found(path, needles)
     assert not leftovers, f"user bytes still on disk: {leftovers}"
     wal = path.with_name(path.name + "-wal")

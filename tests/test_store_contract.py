@@ -348,7 +348,7 @@ def test_delete_user_removes_everything_and_only_that(store: Store) -> None:
     assert store.users() == ["bob"]
     assert store.version("alice") == 0
     assert store.counts("alice") == {"users": 0, "observations": 0, "nodes": 0, "edges": 0,
-                                     "journal": 0, "cache": 0}
+                                     "journal": 0, "archive": 0, "cache": 0}
     assert store.observations("alice") == [] and store.load_graph("alice") == ([], [])
     assert store.events("alice") == []
     assert store.cache_get("llm", "k", user_id="alice") is None

@@ -16,7 +16,7 @@ from personatree.text import (
     find_cessation,
     find_entities,
     find_time,
-    format_span,
+    format_month_span,
     is_disposition,
     informative_part,
     is_informative,
@@ -273,11 +273,11 @@ def test_pattern_phrase(sentence: str, phrase: str) -> None:
     assert pattern_phrase(sentence) == phrase
 
 
-def test_format_span_and_suffix() -> None:
+def test_format_month_span_and_suffix() -> None:
     d = lambda y, m: datetime(y, m, 3, tzinfo=timezone.utc)  # noqa: E731
-    assert format_span(d(2024, 3), d(2024, 3)) == "Mar 2024"
-    assert format_span(d(2024, 3), d(2024, 6)) == "Mar–Jun 2024"
-    assert format_span(d(2024, 2), d(2023, 11)) == "Nov 2023–Feb 2024"
+    assert format_month_span(d(2024, 3), d(2024, 3)) == "Mar 2024"
+    assert format_month_span(d(2024, 3), d(2024, 6)) == "Mar–Jun 2024"
+    assert format_month_span(d(2024, 2), d(2023, 11)) == "Nov 2023–Feb 2024"
     assert strip_summary_suffix("Loves hiking (1 mention, Mar 2024)") == "Loves hiking"
     assert strip_summary_suffix("Loves hiking (with friends)") == "Loves hiking (with friends)"
 

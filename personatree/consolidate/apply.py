@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config import ConsolidationConfig
 from ..errors import StaleStateError
@@ -20,7 +20,7 @@ from ..schema import SchemaRegistry
 from ..types import EdgeKind, utc
 from .bounds import archived_leaves
 from .estimator import Consolidator
-from .plan import ConsolidationPlan, PlanDiff, diff_from_dict, diff_to_dict
+from .plan import ConsolidationPlan, PlanDiff, Trim, diff_from_dict, diff_to_dict
 from .rebase import base_states, base_written, rebase_plan
 from .state import graph_digest
 
@@ -63,13 +63,14 @@ def apply_plan(
     change = ChangeSet(user_id=graph.user_id)
     if plan.is_empty():
         return change
-    _write_diff(graph, plan.diff, registry, change)
+    _write_diff(graph, plan.diff, registry, change, trims=plan.trims)
     change.events = [JournalEvent("consolidate", _payload(plan, config), plan.now)]
     return change
 
 
 def _write_diff(
     graph: MemoryGraph, d: PlanDiff, registry: SchemaRegistry, change: ChangeSet, *, lenient: bool = False,
+    trims: Sequence[Trim] = (),
 ) -> None:
     """Write a plan's diff into ``graph`` and record the rows in ``change``.
 
@@ -80,7 +81,7 @@ def _write_diff(
     for s in d.upsert_nodes:
         registry[s.schema_type]  # raises SchemaError for an unknown type before anything changes
     # Leaves that leave the tree stay in the memory: they go to the archive.
-    change.archive_nodes = archived_leaves(graph, d.delete_nodes)
+    change.archive_nodes = archived_leaves(graph, d.delete_nodes, trims)
     for src, dst in d.delete_edges:
         if graph.edge(src, dst) is not None:
             graph.remove_edge(src, dst)
@@ -179,7 +180,7 @@ def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[Consoli
             raise _PlanRefused(f"concurrent writes to {uid!r} touched every part of the plan made at "
                                f"version {plan.base_version}; plan again")
         change = ChangeSet(user_id=uid)
-        _write_diff(graph, rebased.diff, tree.registry, change)
+        _write_diff(graph, rebased.diff, tree.registry, change, trims=rebased.trims)
         # The parts were checked to be untouched, so this cannot fail; checking anyway
         # costs one pass over the tree and makes a bug refuse the pass, not corrupt it.
         graph.check()

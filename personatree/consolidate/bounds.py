@@ -47,7 +47,9 @@ __all__ = [
 ARCHIVED_FROM = "archived_from"
 
 
-def archived_leaves(graph: MemoryGraph, node_ids: Sequence[str]) -> list[Node]:
+def archived_leaves(
+    graph: MemoryGraph, node_ids: Sequence[str], trims: Sequence[Trim] = (),
+) -> list[Node]:
     """Copies of the leaves among ``node_ids`` about to leave ``graph``, for the archive.
 
     Parameters
@@ -57,6 +59,9 @@ def archived_leaves(graph: MemoryGraph, node_ids: Sequence[str]) -> list[Node]:
     node_ids : sequence of str
         Nodes a plan deletes (mids and roots among them are not archived: their
         evidence is, and their counts live on in what they merged into).
+    trims : sequence of Trim
+        The plan's leaf-cap trims. A leaf trimmed from a mid the same plan formed (or
+        merged into) had no parent in ``graph``; the trim names the mid it supported.
 
     Returns
     -------
@@ -64,12 +69,13 @@ def archived_leaves(graph: MemoryGraph, node_ids: Sequence[str]) -> list[Node]:
         Each leaf as it was, with :data:`ARCHIVED_FROM` set to the mid it supported
         (if any).
     """
+    trimmed_from = {leaf: t.mid_id for t in trims for leaf in t.removed_ids}
     out: list[Node] = []
     for nid in node_ids:
         if nid not in graph or graph.node(nid).level is not Level.LEAF:
             continue
         leaf = graph.node(nid).copy()
-        parent = graph.parent(nid)
+        parent = trimmed_from.get(nid) or graph.parent(nid)
         if parent is not None:
             leaf.attributes[ARCHIVED_FROM] = parent
         out.append(leaf)

@@ -1,4 +1,5 @@
-"""Token and cost accounting of the LLM judge, per user and per operation.
+"""Accounting of the LLM judge: tokens and cost per user and operation, and the
+robustness counters (retries, repaired answers, fallbacks) per operation.
 
 Tokens are counted with the model's real tokenizer through ``litellm.token_counter``
 (the prompt as chat messages, the answer as text), not taken from the provider's
@@ -10,24 +11,27 @@ price (a local Ollama model) costs 0.
 
 from __future__ import annotations
 
-import os
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Sequence
 
-__all__ = ["OperationUsage", "UsageReport", "UsageLedger", "count_prompt_tokens", "count_text_tokens", "price"]
+from ..offline_litellm import import_litellm
+
+__all__ = [
+    "OperationUsage",
+    "UsageReport",
+    "UsageLedger",
+    "count_prompt_tokens",
+    "count_text_tokens",
+    "price",
+    "FallbackEvent",
+    "JudgeStats",
+    "RobustnessCounters",
+]
 
 #: The key used for calls that belong to no user (e.g. a route outside a user scope).
 NO_USER = ""
-
-
-def _litellm() -> Any:
-    # Never fetch the remote cost map: the library must work offline.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    return litellm
 
 
 def count_prompt_tokens(model: str, messages: Sequence[Mapping[str, str]]) -> int:
@@ -36,7 +40,7 @@ def count_prompt_tokens(model: str, messages: Sequence[Mapping[str, str]]) -> in
     Falls back to ``ceil(chars / 4)`` if litellm cannot count for this model.
     """
     try:
-        return int(_litellm().token_counter(model=model, messages=[dict(m) for m in messages]))
+        return int(import_litellm().token_counter(model=model, messages=[dict(m) for m in messages]))
     except Exception:  # noqa: BLE001 - counting must never break a judge call
         return sum(len(m.get("content", "")) for m in messages) // 4 + 4 * len(messages)
 
@@ -46,7 +50,7 @@ def count_text_tokens(model: str, text: str) -> int:
     if not text:
         return 0
     try:
-        return int(_litellm().token_counter(model=model, text=text))
+        return int(import_litellm().token_counter(model=model, text=text))
     except Exception:  # noqa: BLE001
         return (len(text) + 3) // 4
 
@@ -54,7 +58,7 @@ def count_text_tokens(model: str, text: str) -> int:
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """Cost in USD from litellm's local cost map; 0.0 for models it does not price."""
     try:
-        p, c = _litellm().cost_per_token(
+        p, c = import_litellm().cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
         )
         return float(p) + float(c)
@@ -176,7 +180,123 @@ class UsageLedger:
         for (u, op), cell in sorted(items):
             if user_id is not None and u != user_id:
                 continue
-            by_user.setdefault(u, {})[op] = OperationUsage(
-                **{k: (float(v) if k == "cost_usd" else int(v)) for k, v in cell.items()}
-            )
+            by_user.setdefault(u, {})[op] = _usage_of(cell)
         return UsageReport(by_user)
+
+
+def _usage_of(cell: Mapping[str, float]) -> OperationUsage:
+    """A ledger cell as usage: every counter an int, the cost a float."""
+    counts = {k: int(v) for k, v in cell.items() if k != "cost_usd"}
+    return OperationUsage(cost_usd=float(cell["cost_usd"]), **counts)
+
+
+# -- robustness -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackEvent:
+    """One call (or part of one) answered by the offline judge.
+
+    Attributes
+    ----------
+    operation : str
+    kind : str
+        Why (see :class:`~personatree.errors.JudgeError`), or ``"incomplete"`` when an
+        answer left items out.
+    detail : str
+        The last error message, shortened.
+    model : str
+    user_id : str
+        ``""`` when the call belongs to no user.
+    items : int
+        Observations, pairs, queries or summaries answered by the fallback.
+    at : float
+        Unix time.
+    """
+
+    operation: str
+    kind: str
+    detail: str
+    model: str
+    user_id: str
+    items: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeStats:
+    """Robustness counters of an :class:`~personatree.judge.llm.LLMJudge`.
+
+    Attributes
+    ----------
+    fallbacks : Mapping[str, int]
+        Fallback events per operation.
+    retries : Mapping[str, int]
+        Requests repeated after an error or an unusable answer, per operation.
+    repaired : Mapping[str, int]
+        Answers that needed JSON repair (fences, prose, trailing commas), per operation.
+    fallback_log : tuple of FallbackEvent
+        The most recent fallbacks, oldest first.
+    """
+
+    fallbacks: Mapping[str, int]
+    retries: Mapping[str, int]
+    repaired: Mapping[str, int]
+    fallback_log: tuple[FallbackEvent, ...]
+
+    @property
+    def total_fallbacks(self) -> int:
+        """Fallback events over all operations."""
+        return sum(self.fallbacks.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "fallbacks": dict(self.fallbacks),
+            "retries": dict(self.retries),
+            "repaired": dict(self.repaired),
+            "fallback_log": [
+                {"operation": e.operation, "kind": e.kind, "detail": e.detail, "model": e.model,
+                 "user_id": e.user_id, "items": e.items, "at": e.at}
+                for e in self.fallback_log
+            ],
+        }
+
+
+class RobustnessCounters:
+    """Thread-safe fallback, retry and repair counters per operation, and the most recent
+    fallback events (the source of :class:`JudgeStats`).
+
+    Parameters
+    ----------
+    log_size : int
+        How many fallback events are kept.
+    """
+
+    def __init__(self, log_size: int) -> None:
+        self._lock = threading.Lock()
+        self._fallbacks: dict[str, int] = {}
+        self._retries: dict[str, int] = {}
+        self._repaired: dict[str, int] = {}
+        self._log: deque[FallbackEvent] = deque(maxlen=log_size)
+
+    def retried(self, operation: str) -> None:
+        """Count one repeated request."""
+        with self._lock:
+            self._retries[operation] = self._retries.get(operation, 0) + 1
+
+    def repaired(self, operation: str) -> None:
+        """Count one answer that needed JSON repair."""
+        with self._lock:
+            self._repaired[operation] = self._repaired.get(operation, 0) + 1
+
+    def fell_back(self, event: FallbackEvent) -> None:
+        """Count one fallback event and keep it in the log."""
+        with self._lock:
+            self._fallbacks[event.operation] = self._fallbacks.get(event.operation, 0) + 1
+            self._log.append(event)
+
+    def snapshot(self) -> JudgeStats:
+        """The counters and the log as they are now."""
+        with self._lock:
+            return JudgeStats(dict(self._fallbacks), dict(self._retries), dict(self._repaired), tuple(self._log))

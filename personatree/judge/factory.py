@@ -7,7 +7,8 @@ from typing import Any, Mapping
 from ..errors import ConfigError
 from ..ports import Embedder, Judge, Store
 from ..schema import SchemaRegistry
-from .llm import OPERATIONS, LLMJudge
+from .llm import LLMJudge
+from .operations import check_operations
 
 __all__ = ["make_judge", "JudgeSpec"]
 
@@ -59,9 +60,7 @@ def make_judge(
             return spec
         raise ConfigError(f"judge must be 'offline', a litellm model string or a mapping, got {type(spec).__name__}")
     if isinstance(spec, Mapping):
-        unknown = set(spec) - set(OPERATIONS)
-        if unknown:
-            raise ConfigError(f"unknown judge operations {sorted(map(str, unknown))}; use {', '.join(OPERATIONS)}")
+        check_operations(spec)
         every_offline = all(v == "offline" for v in spec.values())
     else:
         every_offline = spec.strip() == "offline"

@@ -2,41 +2,28 @@
 
 Everything is built from the injected :class:`~personatree.ports.Embedder`, the schema
 registry's examples and cues, and the pure text functions of :mod:`personatree.text`.
-It is deterministic for a given embedder and registry.
+It is deterministic for a given embedder and registry. The parts live in their own
+modules: :mod:`~personatree.judge.statements` (what is kept of a message),
+:mod:`~personatree.judge.leaf_typing` (schema types), :mod:`~personatree.judge.verdicts`
+(ψ) and :mod:`~personatree.judge.summaries` (claims).
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from ..ports import Embedder
 from ..schema import SchemaRegistry
-from ..text import (
-    Stance,
-    analyze_stance,
-    chunk_text,
-    content_lemmas,
-    find_entities,
-    find_time,
-    format_span,
-    informative_part,
-    key_topic,
-    lemma,
-    normalize,
-    pattern_phrase,
-    split_sentences,
-    stance_label,
-    strip_summary_suffix,
-    tokenize,
-)
-from ..types import LeafDraft, Level, Node, Observation, Provenance, Route, Summary, Verdict
-from .claims import claim_phrase, majority_stance, member_stance
+from ..text import normalize
+from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
+from .leaf_typing import LeafTyper
+from .statements import Statement, draft_of, statements_of
+from .summaries import offline_summary
+from .verdicts import FeatureCache, features, judge_pair
 
 __all__ = ["OfflineJudge", "QueryRouter"]
 
@@ -50,28 +37,6 @@ class QueryRouter(Protocol):
         ...
 
 
-# -- typing ------------------------------------------------------------------------------
-# A multinomial logistic regression over the embeddings of the schema examples, fitted
-# once per process per (embedder, examples); then
-#   score_t(x) = log p_t(x) + CUE_WEIGHT · min(cue hits of t in x, CUE_CAP)
-# and the type is the argmax.
-LOGREG_C = 16.0
-CUE_WEIGHT = 0.1
-CUE_CAP = 2
-# A sentence whose two best scores are closer than this is typed again from its own
-# embedding alone: batch padding moves an embedding by ~1e-6, so only a near-tie can
-# flip with the batch, and re-typing those from one fixed path makes the type the same
-# whichever observations share the call.
-TIE_MARGIN = 0.01
-
-# -- validation ---------------------------------------------------------------------------
-# Cosine similarity is mapped linearly from [SIM_LO, SIM_HI] onto [0, 1].
-SIM_LO = 0.2
-SIM_HI = 0.65
-# psi at or above LABEL_SUPPORT reads "support", at or below -LABEL_CONFLICT "conflict".
-LABEL_SUPPORT = 0.25
-LABEL_CONFLICT = 0.25
-
 # -- routing fallback ---------------------------------------------------------------------
 _ROOT_RE = re.compile(
     r"\b(?:why|what kind of (?:person|people)|kind of person|would (?:i|they|he|she|\w+) "
@@ -84,30 +49,6 @@ _MID_RE = re.compile(
 )
 
 _MAX_CHARS = 600
-# How many of a cluster's most typical members the claim's wording is read from.
-_PHRASE_SAMPLE = 64
-
-
-@dataclass(frozen=True, slots=True)
-class _Features:
-    """What validation needs to know about one statement."""
-
-    stance: Stance
-    polarity: int
-    lemmas: frozenset[str]
-    topic: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    """One kept sentence of one user message, before embedding."""
-
-    obs: int
-    turn: int
-    sentence: int
-    text: str
-    tokens: list[str]
-    speaker: str | None
 
 
 class OfflineJudge:
@@ -143,33 +84,7 @@ class OfflineJudge:
         self._registry = registry
         self._router = router
         self._max_chars = max_chars
-        leaf_types = registry.types_at(Level.LEAF)
-        self._type_names: tuple[str, ...] = tuple(t.name for t in leaf_types)
-        texts: list[str] = []
-        bounds: list[tuple[int, int]] = []
-        for t in leaf_types:
-            # A type without examples is represented by its description.
-            ex = list(t.examples) or [t.description]
-            bounds.append((len(texts), len(texts) + len(ex)))
-            texts.extend(ex)
-        self._bounds = tuple(bounds)
-        self._examples = _embedded_examples(embedder, tuple(texts))
-        labels = np.concatenate([np.full(b - a, j) for j, (a, b) in enumerate(bounds)]) if bounds else np.zeros(0)
-        self._model = _fitted_model(embedder, tuple(texts), self._examples, labels)
-        # One alternation over every cue of every leaf type; a hit votes for each type
-        # that lists the cue. Longest cues first so "i have two" beats "i have a".
-        cue_types: dict[str, list[int]] = {}
-        for i, t in enumerate(leaf_types):
-            for cue in t.cues:
-                key = normalize(cue).strip()
-                if key:
-                    cue_types.setdefault(key, []).append(i)
-        self._cue_types = {k: tuple(v) for k, v in cue_types.items()}
-        if cue_types:
-            alternation = "|".join(re.escape(c) for c in sorted(cue_types, key=lambda c: (-len(c), c)))
-            self._cue_re: re.Pattern[str] | None = re.compile(rf"(?<![\w'])(?:{alternation})(?![\w'])")
-        else:
-            self._cue_re = None
+        self._typer = LeafTyper(embedder, registry)
 
     @property
     def name(self) -> str:
@@ -193,13 +108,13 @@ class OfflineJudge:
         vegan"; :func:`~personatree.text.informative_part`). All kept sentences of all observations are
         embedded in ONE ``embedder.embed`` call.
 
-        Schema type: for each leaf-level type t with examples e_t1..e_tk (embedded once
-        at construction) and cues,
+        Schema type: a logistic regression over the embeddings of each leaf-level type's
+        examples (fitted once per process), plus a bonus per cue hit of the type,
 
-            score_t(x) = mean(top-2 of cos(x, e_tj)) + 0.06 · min(#cue hits of t, 2)
+            score_t(x) = log p_t(x) + 0.1 · min(#cue hits of t, 2)
 
         and the type is the argmax (registry order breaks ties); ``type_score`` is the
-        winning score.
+        winning type's probability (:mod:`~personatree.judge.leaf_typing`).
 
         Attributes: ``polarity`` (-1/0/+1), ``negated``, ``cessation`` (see
         :func:`~personatree.text.analyze_stance`), ``stance`` (one of ``positive``,
@@ -222,86 +137,20 @@ class OfflineJudge:
         -------
         list of list of LeafDraft
         """
-        units: list[_Unit] = []
-        limit = self._max_chars
-        for oi, obs in enumerate(observations):
-            for ti, msg in enumerate(obs.messages):
-                if msg.role != "user" or not msg.content:
-                    continue
-                k = 0
-                for sent in split_sentences(msg.content):
-                    pieces = chunk_text(sent, limit) if len(sent) > limit else (sent,)
-                    for piece in pieces:
-                        idx = k
-                        k += 1
-                        kept = informative_part(piece, tokenize(piece))
-                        if kept is not None:
-                            units.append(_Unit(oi, ti, idx, kept, tokenize(kept), msg.name))
         out: list[list[LeafDraft]] = [[] for _ in observations]
+        units = statements_of(observations, self._max_chars)
         if not units:
             return out
-        emb = np.ascontiguousarray(self._embedder.embed([u.text for u in units]), dtype=np.float32)
-        types, scores, margins = self._classify(emb, units)
-        if len(units) > 1:
-            for i in np.flatnonzero(margins < TIE_MARGIN):
-                alone = np.ascontiguousarray(self._embedder.embed([units[i].text]), dtype=np.float32)
-                t1, s1, _ = self._classify(alone, units[i : i + 1])
-                types[i], scores[i] = t1[0], s1[0]
-        names = self._type_names
+        emb = self._embed(units)
+        types, scores = self._typer.assign(emb, [u.text for u in units])
         for i, u in enumerate(units):
-            obs = observations[u.obs]
-            st = analyze_stance(u.text, u.tokens)
-            attrs: dict[str, Any] = {
-                "polarity": st.polarity,
-                "negated": st.negated,
-                "cessation": st.cessation,
-                "stance": stance_label(u.text, u.tokens),
-                "topic": key_topic(u.tokens),
-                "time": find_time(u.text),
-                "entities": find_entities(u.text),
-                "speaker": u.speaker,
-                "type_score": float(scores[i]),
-                "role": "user",
-            }
-            out[u.obs].append(
-                LeafDraft(
-                    content=u.text,
-                    schema_type=names[int(types[i])],
-                    attributes=attrs,
-                    provenance=Provenance(obs.id, u.turn, u.sentence, obs.at, obs.session_id),
-                    embedding=emb[i],
-                )
-            )
+            schema_type = self._typer.names[int(types[i])]
+            out[u.obs].append(draft_of(u, observations[u.obs], schema_type, float(scores[i]), emb[i]))
         return out
 
-    def _classify(self, emb: np.ndarray, units: Sequence[_Unit]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Argmax type index, its probability and the margin to the runner-up score, for
-        each embedded unit (see :meth:`extract`)."""
-        n_types = len(self._bounds)
-        if self._model is None:
-            # One leaf type (or none with examples): nothing to decide.
-            n = len(units)
-            return np.zeros(n, dtype=np.int64), np.ones(n), np.full(n, np.inf)
-        proba = self._model.predict_proba(emb.astype(np.float64))
-        scores = np.log(np.clip(proba, 1e-12, 1.0))
-        if self._cue_re is not None:
-            cue_re, cue_types = self._cue_re, self._cue_types
-            for i, u in enumerate(units):
-                hits = cue_re.findall(normalize(u.text))
-                if not hits:
-                    continue
-                votes = [0] * n_types
-                for h in hits:
-                    for j in cue_types[h]:
-                        votes[j] += 1
-                for j, v in enumerate(votes):
-                    if v:
-                        scores[i, j] += CUE_WEIGHT * min(v, CUE_CAP)
-        order = np.argsort(-scores, axis=1, kind="stable")
-        rows = np.arange(len(units))
-        best = order[:, 0]
-        margin = scores[rows, best] - scores[rows, order[:, 1]]
-        return best, np.round(proba[rows, best], 3), margin
+    def _embed(self, units: Sequence[Statement]) -> np.ndarray:
+        """All statements of one call, embedded in ONE ``embedder.embed`` call."""
+        return np.ascontiguousarray(self._embedder.embed([u.text for u in units]), dtype=np.float32)
 
     # ---------------------------------------------------------------------------------
     # validation
@@ -353,7 +202,7 @@ class OfflineJudge:
         list of Verdict
             One per pair, same order.
         """
-        cache: dict[tuple[str, int | None], _Features] = {}
+        cache: FeatureCache = {}
         out: list[Verdict] = []
         for child, parent, sim in pairs:
             if not self._registry.kappa(child.schema_type, child.level, parent.schema_type):
@@ -362,31 +211,8 @@ class OfflineJudge:
                     f"schema: {child.level.value} {child.schema_type!r} cannot support {parent.schema_type!r}",
                 ))
                 continue
-            fc = self._features(child, cache)
-            fp = self._features(parent, cache)
-            out.append(_judge_pair(fc, fp, float(sim)))
+            out.append(judge_pair(features(child, cache), features(parent, cache), float(sim)))
         return out
-
-    @staticmethod
-    def _features(node: Node, cache: dict[tuple[str, int | None], _Features]) -> _Features:
-        pol_attr = node.attributes.get("polarity") if node.attributes else None
-        override = int(np.sign(pol_attr)) if isinstance(pol_attr, (int, float)) and not isinstance(pol_attr, bool) else None
-        key = (node.content, override)
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        text = strip_summary_suffix(node.content)
-        toks = tokenize(text)
-        st = analyze_stance(text, toks)
-        topic = key_topic(toks)
-        f = _Features(
-            stance=st,
-            polarity=st.polarity if override is None else override,
-            lemmas=content_lemmas(toks),
-            topic=frozenset(lemma(w) for w in topic.split()),
-        )
-        cache[key] = f
-        return f
 
     # ---------------------------------------------------------------------------------
     # routing
@@ -475,173 +301,4 @@ class OfflineJudge:
         """
         if not members:
             raise InputError("summarize needs at least one member")
-        ordered = sorted(members, key=lambda n: n.id)
-        score = _typicality(ordered, schema_type)
-        medoid = ordered[int(np.argmax(score))]
-        # The wording comes from the most typical members: a bounded sample, so a huge
-        # cluster costs no more text analysis than a big one.
-        sample = [ordered[i] for i in sorted(np.argsort(-score, kind="stable")[:_PHRASE_SAMPLE].tolist())]
-        texts = [_main_clause(strip_summary_suffix(n.content)) for n in sample]
-        stances = [member_stance(n.content, n.attributes) for n in sample]
-        rep = _main_clause(medoid.content)
-        phrase = claim_phrase(texts, stances, schema_type, rep, root=level is Level.ROOT)
-        if not phrase:
-            phrase = pattern_phrase(rep) or strip_summary_suffix(medoid.content).strip()
-        t_first = min(n.t_first for n in ordered)
-        t_last = max(n.t_last for n in ordered)
-        span = format_span(t_first, t_last)
-        mentions = sum(max(1, n.n_support) for n in ordered)
-        if level is Level.ROOT:
-            content = phrase
-        else:
-            content = f"{phrase} ({mentions} mention{'s' if mentions != 1 else ''}, {span})"
-        toks = tokenize(phrase)
-        attrs: dict[str, Any] = {
-            "medoid": medoid.id,
-            "mentions": mentions,
-            "members": len(ordered),
-            "span": span,
-            "polarity": analyze_stance(phrase, toks).polarity,
-            "stance": majority_stance(stances),
-            "topic": key_topic(toks),
-        }
-        return Summary(content=content, schema_type=schema_type, attributes=attrs)
-
-
-_EXAMPLE_CACHE: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
-_EXAMPLE_CACHE_LOCK = threading.Lock()
-
-
-def _embedded_examples(embedder: Embedder, texts: tuple[str, ...]) -> np.ndarray:
-    """Embeddings of the schema examples, computed once per process per embedder.
-
-    Every ``PersonaTree.open`` builds a judge; re-embedding ~100 examples costs about two
-    seconds on a laptop CPU, which a CLI call or a test would pay each time. The cached
-    array is read-only.
-    """
-    key = (embedder.name, texts)
-    with _EXAMPLE_CACHE_LOCK:
-        hit = _EXAMPLE_CACHE.get(key)
-    if hit is None:
-        hit = np.ascontiguousarray(embedder.embed(list(texts)), dtype=np.float32)
-        hit.flags.writeable = False
-        with _EXAMPLE_CACHE_LOCK:
-            _EXAMPLE_CACHE[key] = hit
-    return hit
-
-
-_MODEL_CACHE: dict[tuple[str, tuple[str, ...]], Any] = {}
-
-
-def _fitted_model(embedder: Embedder, texts: tuple[str, ...], examples: np.ndarray, labels: np.ndarray) -> Any:
-    """The logistic regression from example embeddings to leaf types, fitted once per
-    process per embedder and example list (``None`` with fewer than two types).
-
-    A linear model over all examples separates the types better than nearest examples
-    do: it learns which directions of the embedding space tell a routine from a
-    preference, where similarity to a few examples is swayed by the topic ("I stopped
-    running" is near "I ran a 10k", an event).
-    """
-    if len(set(labels.tolist())) < 2:
-        return None
-    key = (embedder.name, texts)
-    with _EXAMPLE_CACHE_LOCK:
-        hit = _MODEL_CACHE.get(key)
-    if hit is None:
-        from sklearn.linear_model import LogisticRegression
-
-        hit = LogisticRegression(C=LOGREG_C, max_iter=5000).fit(examples.astype(np.float64), labels)
-        with _EXAMPLE_CACHE_LOCK:
-            _MODEL_CACHE[key] = hit
-    return hit
-
-
-_CLAUSE_BREAK = re.compile(r",\s+(?:so|because|but|and then|which|since|though|although)\s", re.IGNORECASE)
-
-
-def _main_clause(text: str) -> str:
-    """The text up to a subordinate clause ("I love hiking, so the trails..." → "I love hiking")."""
-    m = _CLAUSE_BREAK.search(text)
-    return text[: m.start()] if m and m.start() >= 12 else text
-
-
-def _typicality(nodes: Sequence[Node], schema_type: str) -> np.ndarray:
-    """How typical each member is of the claim; the argmax is the medoid.
-
-    For unit vectors Σ_j cos(x_i, x_j) = x_i · Σ_j x_j, so ranking by similarity to
-    the summed vector ranks by mean similarity to the others (the medoid) in O(n·d)
-    time and memory: a cluster of tens of thousands of members costs one matrix-vector
-    product, not an n×n matrix. A pattern reads best from a member that states it
-    ("Hiking in the mountains is my favourite") rather than from a long anecdote that
-    happens to be central, so the mean similarity gets a small bonus for the matching
-    schema type and a penalty per character beyond 60. Without embeddings the earliest
-    member is the most typical.
-    """
-    n = len(nodes)
-    embs = [nd.embedding for nd in nodes]
-    if n == 1 or any(e is None for e in embs):
-        order = sorted(range(n), key=lambda i: (nodes[i].t_first, nodes[i].id))
-        score = np.empty(n)
-        score[order] = -np.arange(n, dtype=np.float64)
-        return score
-    m = np.stack([np.asarray(e, dtype=np.float32) for e in embs])  # type: ignore[arg-type]
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    m /= np.where(norms > 0, norms, 1.0)
-    total = m.sum(axis=0, dtype=np.float64).astype(np.float32)
-    score = ((m @ total).astype(np.float64) - 1.0) / (n - 1)
-    score += np.array([0.05 if nd.schema_type == schema_type else 0.0 for nd in nodes])
-    score -= np.array([0.004 * max(0, len(_main_clause(nd.content)) - 60) for nd in nodes])
-    # Rounded so that float noise in the sum cannot reorder near-equal members.
-    return np.round(score, 6)
-
-
-def _relatedness(fc: _Features, fp: _Features, sim: float) -> tuple[float, float]:
-    """(r, o): topical relatedness and lexical overlap (see :meth:`OfflineJudge.validate`)."""
-    s = min(1.0, max(0.0, (sim - SIM_LO) / (SIM_HI - SIM_LO)))
-    a, b = fc.lemmas, fp.lemmas
-    o = len(a & b) / min(len(a), len(b)) if a and b else 0.0
-    if (fc.topic and not fc.topic.isdisjoint(b)) or (fp.topic and not fp.topic.isdisjoint(a)):
-        o = 1.0
-    r = s * (0.35 + 0.65 * o) + (0.2 * o if s > 0.0 else 0.0)
-    return min(1.0, r), o
-
-
-def _agreement(fc: _Features, fp: _Features) -> tuple[float, str]:
-    """(a, why): the stance agreement of child and parent (see :meth:`OfflineJudge.validate`)."""
-    c, p = fc.stance, fp.stance
-    if c.cessation != p.cessation:
-        return -1.0, "cessation vs ongoing pattern"
-    if c.cessation:
-        return 0.9, "both describe a cessation"
-    if fc.polarity and fp.polarity:
-        if fc.polarity == fp.polarity:
-            return 1.0, "same stance"
-        if c.stance:
-            return -1.0, "opposite stance"
-        # Only general affect on the child ("hiking in the rain was awful"): one bad
-        # experience is weak evidence against a pattern.
-        return -0.4, "opposite affect"
-    if c.free_negation != p.free_negation:
-        return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
-    if fp.polarity:
-        return (0.35 if fp.polarity < 0 and p.stance < 0 else 0.6), "neutral mention of the topic"
-    if fc.polarity:
-        return 0.7, "stance on a neutral pattern"
-    return 0.8, "neutral, same topic"
-
-
-def _judge_pair(fc: _Features, fp: _Features, sim: float) -> Verdict:
-    r, o = _relatedness(fc, fp, sim)
-    a, why = _agreement(fc, fp)
-    psi = max(-1.0, min(1.0, round(a * r, 4)))
-    if psi >= LABEL_SUPPORT:
-        label = "support"
-    elif psi <= -LABEL_CONFLICT:
-        label = "conflict"
-    else:
-        label = "unrelated"
-        if r < 0.3:
-            why = "low topical relatedness"
-    topic = " ".join(sorted(fc.topic)) or "-"
-    reason = f"{label}: {why} (topic {topic}, sim {sim:.2f}, overlap {o:.2f}, relatedness {r:.2f})"
-    return Verdict(label, psi, reason)
+        return offline_summary(members, level, schema_type)

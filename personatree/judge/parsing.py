@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Callable, Generic, Literal, NoReturn, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "AnswerError",
     "Parsed",
+    "one_line",
     "extract_json",
     "is_schema_echo",
     "parse_answer",
@@ -52,6 +53,13 @@ class AnswerError(ValueError):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line (runs of whitespace become one space), cut to ``limit``
+    characters with an ellipsis: how a model's words go into reasons, logs and errors."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # -- response models ----------------------------------------------------------------------
@@ -128,6 +136,20 @@ _FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
+def _string_step(ch: str, escaped: bool) -> tuple[bool, bool]:
+    """One character of a JSON string literal: (still inside the string, next is escaped).
+
+    Every scanner below walks the answer once, character by character, and must skip
+    string contents (a ``{`` or ``//`` inside a string is text, not structure); this is
+    the step they share while inside a string.
+    """
+    if escaped:
+        return True, False
+    if ch == "\\":
+        return True, True
+    return ch != '"', False
+
+
 def _balanced_spans(text: str) -> list[str]:
     """Every top-level ``{...}`` or ``[...]`` span, honouring strings and escapes."""
     spans: list[str] = []
@@ -137,12 +159,7 @@ def _balanced_spans(text: str) -> list[str]:
     esc = False
     for i, ch in enumerate(text):
         if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+            in_str, esc = _string_step(ch, esc)
             continue
         if ch == '"' and depth > 0:
             in_str = True
@@ -159,7 +176,7 @@ def _balanced_spans(text: str) -> list[str]:
     return spans
 
 
-def _outside_strings(text: str, fix: "re.Pattern[str]", repl: Any) -> str:
+def _outside_strings(text: str, fix: "re.Pattern[str]", repl: str | Callable[["re.Match[str]"], str]) -> str:
     """Apply a regex substitution only to the parts of ``text`` outside JSON strings."""
     out: list[str] = []
     buf: list[str] = []
@@ -168,12 +185,7 @@ def _outside_strings(text: str, fix: "re.Pattern[str]", repl: Any) -> str:
     for ch in text:
         if in_str:
             out.append(ch)
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+            in_str, esc = _string_step(ch, esc)
             continue
         if ch == '"':
             out.append(fix.sub(repl, "".join(buf)))
@@ -206,12 +218,7 @@ def _close_truncated(s: str) -> str:
     esc = False
     for ch in s:
         if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+            in_str, esc = _string_step(ch, esc)
             continue
         if ch == '"':
             in_str = True
@@ -228,7 +235,7 @@ def _close_truncated(s: str) -> str:
 MAX_ANSWER_DEPTH = 64
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     # JSON has no NaN or Infinity; Python's json module accepts them, and a non-finite
     # probability or score would poison every computation downstream.
     raise ValueError(f"non-finite number {name}")
@@ -241,12 +248,7 @@ def _too_deep(text: str, limit: int = MAX_ANSWER_DEPTH) -> bool:
     esc = False
     for ch in text:
         if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+            in_str, esc = _string_step(ch, esc)
         elif ch == '"':
             in_str = True
         elif ch in "{[":

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Mapping, Sequence
 
+from ..render import quote
 from ..text import strip_summary_suffix
 from ..timeline import Timeline
 from ..types import Level, Node
@@ -38,7 +39,6 @@ __all__ = [
 CLAIMS_HEADER = "Claims (type, confidence, time span, support):"
 EVIDENCE_HEADER = "Evidence (verbatim, dated):"
 _MAX_CLAIM_CHARS = 300
-_MAX_QUOTE_CHARS = 90
 
 #: How a leaf shown under a claim it is not evidence for is introduced: the claim's
 #: latest contradiction when it changed the claim ("now"), when it did not
@@ -57,15 +57,6 @@ def compact_span(first: datetime, last: datetime) -> str:
     if first.year == last.year:
         return f"{a} {first.year}" if a == b else f"{a}–{b} {first.year}"
     return f"{a} {first.year}–{b} {last.year}"
-
-
-def quote(text: str, limit: int = _MAX_QUOTE_CHARS) -> str:
-    """``text`` in double quotes, cut at a word boundary with "…" past ``limit`` chars."""
-    t = " ".join(text.split())
-    if len(t) > limit:
-        cut = t[:limit].rsplit(" ", 1)[0].rstrip(",;:")
-        t = cut + "…"
-    return f'"{t}"'
 
 
 def node_line(

@@ -10,10 +10,11 @@ over, so counts are also cached per text hash.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable
+
+from ..offline_litellm import import_litellm
 
 __all__ = ["LiteLLMTokenCounter", "CachedCounter", "WordCounter", "shared_counter", "counter_of"]
 
@@ -30,9 +31,7 @@ _PROBES = (
 
 
 def _litellm_counter(model: str) -> Callable[[str], int]:
-    # litellm fetches a remote price map at import unless told not to; keep it offline.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # noqa: PLC0415  (lazy: importing litellm takes ~2 s)
+    litellm = import_litellm()
 
     def count(text: str) -> int:
         return int(litellm.token_counter(model=model, text=text))

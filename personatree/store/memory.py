@@ -294,6 +294,7 @@ class MemoryStore(Closing):
                     "nodes": sum(len(s.nodes) for s in states),
                     "edges": sum(len(s.edges) for s in states),
                     "journal": sum(len(s.events) for s in states),
+                    "archive": sum(len(s.archive) for s in states),
                     "cache": len(self._cache),
                     "meta": len(self._meta),
                 }
@@ -302,13 +303,15 @@ class MemoryStore(Closing):
             st = self._users.get(user_id)
             cache = sum(1 for k in self._cache if k[0] == user_id)
             if st is None:
-                return {"users": 0, "observations": 0, "nodes": 0, "edges": 0, "journal": 0, "cache": cache}
+                return {"users": 0, "observations": 0, "nodes": 0, "edges": 0, "journal": 0,
+                        "archive": 0, "cache": cache}
             return {
                 "users": 1,
                 "observations": len(st.observations),
                 "nodes": len(st.nodes),
                 "edges": len(st.edges),
                 "journal": len(st.events),
+                "archive": len(st.archive),
                 "cache": cache,
             }
 
@@ -316,7 +319,8 @@ class MemoryStore(Closing):
         """Store-independent SHA-256 of the user's data (see :func:`personatree.store.codec.digest`)."""
         with self._lock:  # re-entrant: one consistent view across the three reads
             nodes, edges, _ = self.load_graph_with_version(user_id)
-            return codec.digest(self.observations(user_id), nodes, edges, self.events(user_id))
+            return codec.digest(self.observations(user_id), nodes, edges, self.events(user_id),
+                                self.archive(user_id))
 
     def integrity_check(self) -> list[str]:
         """Problems found (empty when healthy): dangling edges and log counters."""

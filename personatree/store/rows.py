@@ -47,8 +47,9 @@ EVENT_SEQ = EVENT_COLUMNS.index("seq")
 
 # The per-user tables (besides ``users`` and ``cache``), as ``counts`` names them.
 USER_TABLES = ("observations", "nodes", "edges", "journal")
-# ``counts`` keys: for one user, and for the whole store (``meta`` has no user).
-USER_COUNT_TABLES = ("users", *USER_TABLES, "cache")
+# ``counts`` keys: for one user, and for the whole store (``meta`` has no user). The
+# archive is counted: it is part of what the user's memory holds.
+USER_COUNT_TABLES = ("users", *USER_TABLES, "archive", "cache")
 STORE_TABLES = (*USER_COUNT_TABLES, "meta")
 # ``delete_user`` order: edges before the nodes they reference, the user row last.
 USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "users")
@@ -240,6 +241,7 @@ def digest_rows(
     nodes: Iterable[Sequence[Any]],
     edges: Iterable[Sequence[Any]],
     events: Iterable[Sequence[Any]],
+    archive: Iterable[Sequence[Any]] = (),
 ) -> str:
     """:func:`personatree.store.codec.digest` of one user's stored rows.
 
@@ -247,6 +249,8 @@ def digest_rows(
     ----------
     observations, nodes, edges, events : iterable of row tuples
         The user's rows in the codec's column orders, as read.
+    archive : iterable of row tuples
+        The user's archived leaves (node columns).
 
     Returns
     -------
@@ -258,6 +262,7 @@ def digest_rows(
         [codec.decode_node(r) for r in nodes],
         [codec.decode_edge(r) for r in edges],
         [codec.decode_event(r) for r in events],
+        [codec.decode_node(r) for r in archive],
     )
 
 

@@ -27,12 +27,14 @@ def digest(
     nodes: Iterable[Node],
     edges: Iterable[Edge],
     events: Iterable[JournalEvent],
+    archive: Iterable[Node] = (),
 ) -> str:
     """A store-independent SHA-256 of one user's data.
 
     Rows are re-encoded with sorted JSON keys and sorted by key, so two stores that
     hold the same data give the same digest whatever their internal order (used to
-    verify copies between stores).
+    verify copies between stores). The archived leaves are part of the data; a user
+    without any has the digest it had before the archive existed.
 
     Returns
     -------
@@ -51,12 +53,15 @@ def digest(
         r[2] = o.seq
         r[5], r[6] = _canon(r[5]), _canon(r[6])
         obs_rows.append(r)
-    node_rows = []
-    for n in sorted(nodes, key=lambda n: n.id):
-        r = list(encode_node(n, n.user_id))
-        r[5], r[11] = _canon(r[5]), _canon(r[11])
-        r[14] = None if r[14] is None else r[14].hex()
-        node_rows.append(r)
+    def node_rows(found: Iterable[Node]) -> list[list[Any]]:
+        out = []
+        for n in sorted(found, key=lambda n: n.id):
+            r = list(encode_node(n, n.user_id))
+            r[5], r[11] = _canon(r[5]), _canon(r[11])
+            r[14] = None if r[14] is None else r[14].hex()
+            out.append(r)
+        return out
+
     edge_rows = [list(encode_edge(e, "")) for e in sorted(edges, key=lambda e: (e.src, e.dst))]
     event_rows = []
     for ev in sorted(events, key=lambda e: e.seq):
@@ -64,7 +69,10 @@ def digest(
         r[1], r[3] = ev.seq, _canon(r[3])
         event_rows.append(r)
     feed("observations", obs_rows)
-    feed("nodes", node_rows)
+    feed("nodes", node_rows(nodes))
     feed("edges", edge_rows)
     feed("events", event_rows)
+    archived = node_rows(archive)
+    if archived:
+        feed("archive", archived)
     return h.hexdigest()

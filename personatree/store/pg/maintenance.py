@@ -10,7 +10,7 @@ from .. import codec
 from ..rows import STORE_TABLES, USER_COUNT_TABLES, digest_rows, integrity_problems
 from . import schema as pg_schema
 from .connection import PgConnection
-from .statements import SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
+from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
 from .text import edge_out, esc, event_out, node_out, observation_out, unesc
 
 __all__ = ["PgMaintenance"]
@@ -53,8 +53,9 @@ class PgMaintenance(PgConnection):
         return {t: int(n) for t, n in zip(tables, row)}
 
     def checksum(self, user_id: str) -> str:
-        """A store-independent SHA-256 of the user's observations, nodes, edges and journal
-        (see :func:`personatree.store.codec.digest`); equal to SQLite's for equal data."""
+        """A store-independent SHA-256 of the user's observations, nodes, edges, journal
+        and archive (see :func:`personatree.store.codec.digest`); equal to SQLite's for
+        equal data."""
         codec.check_text(user_id, "user_id")
         uid = esc(user_id)
         with self._tx(snapshot=True) as conn:
@@ -62,8 +63,10 @@ class PgMaintenance(PgConnection):
             nodes = conn.execute(SELECT_NODES, (uid,), binary=True).fetchall()
             edges = conn.execute(SELECT_EDGES, (uid,)).fetchall()
             events = conn.execute(SELECT_EVENTS, (uid,)).fetchall()
+            archive = conn.execute(SELECT_ARCHIVE, (uid,), binary=True).fetchall()
         return digest_rows(
-            map(observation_out, obs), map(node_out, nodes), map(edge_out, edges), map(event_out, events)
+            map(observation_out, obs), map(node_out, nodes), map(edge_out, edges), map(event_out, events),
+            map(node_out, archive),
         )
 
     def integrity_check(self) -> list[str]:

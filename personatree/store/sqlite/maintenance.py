@@ -6,7 +6,7 @@ from .. import codec, rows
 from ..migrate import latest_version
 from ..rows import STORE_TABLES, USER_COUNT_TABLES
 from .connection import SQLiteConnection
-from .statements import SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
+from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
 
 __all__ = ["SQLiteMaintenance"]
 
@@ -18,7 +18,7 @@ class SQLiteMaintenance(SQLiteConnection):
         """Rows per table, for one user or for the whole store.
 
         For a user the keys are ``users`` (0 or 1), ``observations``, ``nodes``,
-        ``edges``, ``journal``, ``cache``; the whole store adds ``meta``. Compare two
+        ``edges``, ``journal``, ``archive``, ``cache``; the whole store adds ``meta``. Compare two
         calls (and :meth:`checksum`) to assert that a refused call changed nothing.
         """
         with self._tx(write=False) as conn:
@@ -31,16 +31,17 @@ class SQLiteMaintenance(SQLiteConnection):
             }
 
     def checksum(self, user_id: str) -> str:
-        """A store-independent SHA-256 of the user's observations, nodes, edges and journal
-        (see :func:`personatree.store.codec.digest`); equal data gives equal digests in
-        every store."""
+        """A store-independent SHA-256 of the user's observations, nodes, edges, journal
+        and archive (see :func:`personatree.store.codec.digest`); equal data gives equal
+        digests in every store."""
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
             obs = conn.execute(f"{SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
             nodes = conn.execute(SELECT_NODES, (user_id,)).fetchall()
             edges = conn.execute(SELECT_EDGES, (user_id,)).fetchall()
             events = conn.execute(SELECT_EVENTS, (user_id,)).fetchall()
-        return rows.digest_rows(obs, nodes, edges, events)
+            archive = conn.execute(SELECT_ARCHIVE, (user_id,)).fetchall()
+        return rows.digest_rows(obs, nodes, edges, events, archive)
 
     def integrity_check(self) -> list[str]:
         """Problems found in the file; an empty list means healthy.

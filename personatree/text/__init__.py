@@ -1,0 +1,79 @@
+"""Small pure text utilities used by the offline judge.
+
+Everything here is a pure function of its input (no models, no downloads, no global
+state beyond precompiled regexes, fixed word lists and a memo cache for lemmas), so
+the offline judge stays deterministic and cheap on the ingestion hot path. The word
+lists and phrase patterns live in :mod:`personatree.lexicons`; this package keeps the
+functions and the structural regexes (sentence ends, tokens, entities, times).
+
+One module a concept, each importing only the ones above it in this list:
+
+- :mod:`~personatree.text.sentences`: :func:`split_sentences` and :func:`chunk_text`,
+  a regex sentence splitter that knows abbreviations ("Dr.", "e.g."), decimals,
+  initials, ellipses, "!?" runs, emoji and newlines.
+- :mod:`~personatree.text.tokens`: :func:`normalize`, :func:`tokenize`, :func:`lemma`
+  (a crude stemmer that maps "hike/hikes/hiked/hiking" to one key) and
+  :func:`has_first_person`.
+- :mod:`~personatree.text.stance`: :class:`Stance`, :func:`analyze_stance`
+  (polarity from a small stance/affect lexicon with negation and cessation: "stopped",
+  "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` and
+  :data:`STANCE_LABELS`. It reads a stance from words; what a stance means for the
+  tree is the data model in :mod:`personatree.stance`.
+- :mod:`~personatree.text.cues`: :func:`is_informative` and :func:`informative_part`
+  (keep what a speaker says about themself and their life, drop greetings, fillers,
+  reactions and questions to the other party), :func:`is_question`,
+  :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`.
+- :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`.
+- :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`.
+- :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
+  :func:`strip_summary_suffix` and :func:`format_month_span`, turning a first-person
+  statement into a pattern phrase for summaries.
+
+:data:`STOPWORDS` is re-exported from :mod:`personatree.lexicons`.
+"""
+
+from __future__ import annotations
+
+from ..lexicons import STOPWORDS
+from .cues import (
+    informative_part,
+    is_disposition,
+    is_informative,
+    is_question,
+    is_request,
+    looks_like_code,
+)
+from .entities import find_entities, find_time
+from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix
+from .sentences import chunk_text, split_sentences
+from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
+from .tokens import has_first_person, lemma, normalize, tokenize
+from .topic import content_lemmas, key_topic
+
+__all__ = [
+    "Stance",
+    "STOPWORDS",
+    "split_sentences",
+    "chunk_text",
+    "normalize",
+    "tokenize",
+    "lemma",
+    "content_lemmas",
+    "has_first_person",
+    "is_request",
+    "is_disposition",
+    "looks_like_code",
+    "is_question",
+    "is_informative",
+    "informative_part",
+    "find_cessation",
+    "analyze_stance",
+    "STANCE_LABELS",
+    "stance_label",
+    "find_time",
+    "find_entities",
+    "key_topic",
+    "pattern_phrase",
+    "strip_summary_suffix",
+    "format_month_span",
+]

@@ -1,0 +1,327 @@
+"""Lexical stance analysis: the speaker's stance in one sentence, read from its words.
+
+This is the *reading* side of stance. :func:`analyze_stance` scores a sentence with
+the stance/affect lexicon of :mod:`personatree.lexicons` (negation within a window,
+cessation phrases such as "stopped", "no longer", "used to"); :func:`stance_label`
+turns that, with stance idioms and the hypothetical and intention frames, into one
+of the five labels of :data:`personatree.stance.StanceName`. What a label *means*
+for the tree (its side, which evidence supports or conflicts with which pattern) is
+the stance data model in :mod:`personatree.stance`, which knows nothing of words;
+:data:`STANCE_LABELS` is that model's label set, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import get_args
+
+from ..lexicons import (
+    AFFECT_NEG,
+    AFFECT_POS,
+    CESSATION_CANCEL_RE,
+    CESSATION_RE,
+    CESSATION_TRIGGERS,
+    COMPOUND_NOT_AFFECT_RE,
+    HYPOTHETICAL_RE,
+    INTENT_FRAME_RE,
+    LIKE_FORMS,
+    LIKE_SUBJECTS,
+    NEG_EXEMPT,
+    NEGATORS,
+    POSITIVE_NEGATED,
+    RARE_WORDS,
+    STANCE_NEG,
+    STANCE_PHRASE_NEG_RE,
+    STANCE_PHRASE_POS_RE,
+    STANCE_POS,
+    START_RE,
+    STOP_EXTRA_RE,
+)
+from ..stance import StanceName
+from .tokens import has_first_person, normalize, tokenize
+
+__all__ = ["Stance", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stance:
+    """The speaker's stance in one sentence.
+
+    Attributes
+    ----------
+    polarity : int
+        -1, 0 or +1: the overall stance (explicit stance words weigh double the
+        general affect words; cessation forces -1).
+    stance : int
+        Net explicit like/dislike after negation ("don't like" → -1), clipped to ±1.
+    affect : int
+        Net general affect after negation ("not happy" → -1), clipped to ±1.
+    negated : bool
+        Any negation word occurs (exempt phrases like "I don't know" excluded).
+    free_negation : bool
+        A negation that did not flip a stance/affect word and is not part of a
+        cessation phrase: it negates the statement itself ("I don't have kids").
+    cessation : bool
+        A cessation phrase occurs ("stopped", "quit", "gave up", "no longer",
+        "anymore", "used to"), not cancelled by a negator ("never stopped").
+    """
+
+    polarity: int
+    stance: int
+    affect: int
+    negated: bool
+    free_negation: bool
+    cessation: bool
+
+
+def find_cessation(text: str) -> str | None:
+    """The first cessation phrase in ``text``, or ``None``.
+
+    Cessation verbs flip the stance toward an ongoing pattern: "I stopped hiking",
+    "I don't hike anymore", "I used to love hiking", "I quit my job". A negator right
+    before the verb cancels it ("I never stopped running", "I can't quit coffee").
+
+    Parameters
+    ----------
+    text : str
+        Any text (normalised internally).
+
+    Returns
+    -------
+    str or None
+        The matched phrase, lower-case.
+    """
+    match, _ = _first_cessation(normalize(text))
+    return match.group(0) if match is not None else None
+
+
+# "anymore" needs a negator before it ("I don't hike anymore"): a negator there is
+# part of the cessation, not a cancellation of it.
+_NEEDS_NEGATOR = frozenset({"anymore", "any more"})
+
+
+def _cancelled(low: str, m: re.Match[str]) -> bool:
+    """Whether a negator just before the cessation phrase ``m`` cancels it ("never stopped")."""
+    if m.group(0) in _NEEDS_NEGATOR:
+        return False
+    start = m.start()
+    return CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None
+
+
+def _first_cessation(low: str) -> tuple[re.Match[str] | None, bool]:
+    """The first uncancelled cessation phrase in normalised text, and whether a
+    cancelled one came before it."""
+    cancelled = False
+    for m in CESSATION_RE.finditer(low):
+        if not _cancelled(low, m):
+            return m, cancelled
+        cancelled = True
+    return None, cancelled
+
+
+def _maybe_cessation(tokens: list[str]) -> bool:
+    # Cheap pre-check so the cessation regex only runs when a trigger word occurs.
+    return not CESSATION_TRIGGERS.isdisjoint(tokens)
+
+
+# How many tokens before a stance or affect word a negator still flips it.
+_NEG_WINDOW = 3
+# "can't stand": the negator belongs to the idiom, it does not flip "stand".
+_CANT = ("can't", "cannot", "cant", "couldn't")
+
+
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _polarity(stance: int, affect: int) -> int:
+    """The overall sign: an explicit stance word weighs double a general affect word."""
+    return _sign(2 * stance + affect)
+
+
+def _word_value(toks: list[str], i: int, prev: str) -> tuple[int, bool, bool]:
+    """What token ``i`` says in the lexicon: (sign, is a stance word, takes the negator).
+
+    The sign is +1, -1 or 0 before any negation. "takes the negator" is True for
+    "can't stand", whose negator is part of the idiom rather than a flip of it.
+    """
+    t = toks[i]
+    if t in STANCE_POS:
+        return 1, True, False
+    if t in STANCE_NEG:
+        return -1, True, False
+    if t in LIKE_FORMS and prev in LIKE_SUBJECTS:
+        return 1, True, False
+    if t == "stand" and prev in _CANT:
+        return -1, True, True
+    if t in ("sick", "tired") and i + 1 < len(toks) and toks[i + 1] == "of":
+        return -1, True, False
+    if t in AFFECT_POS:
+        return 1, False, False
+    if t in AFFECT_NEG:
+        return -1, False, False
+    return 0, False, False
+
+
+# Every word :func:`_word_value` can score: most tokens are none of them, and one set
+# lookup skips the call for those.
+_SCORED = STANCE_POS | STANCE_NEG | LIKE_FORMS | AFFECT_POS | AFFECT_NEG | {"stand", "sick", "tired"}
+
+
+@dataclass(slots=True)
+class _WordScan:
+    """The running sums of :func:`_scan_words` (unclipped)."""
+
+    stance: int = 0
+    affect: int = 0
+    negated: bool = False
+    free_negation: bool = False
+
+
+def _scan_words(toks: list[str]) -> _WordScan:
+    """Sum the stance and affect words, each flipped by a negator up to
+    :data:`_NEG_WINDOW` tokens before it; a negator flips at most one word, and one
+    that flips none is a free negation of the statement itself."""
+    out = _WordScan()
+    last_neg = -100
+    neg_used = True
+    prev = ""
+    for i, t in enumerate(toks):
+        if t in NEGATORS:
+            nxt = toks[i + 1] if i + 1 < len(toks) else ""
+            if nxt in NEG_EXEMPT:
+                if nxt in POSITIVE_NEGATED:
+                    out.affect += 1  # "can't wait"
+            else:
+                if not neg_used:
+                    out.free_negation = True  # the previous negator flipped nothing
+                out.negated = True
+                last_neg = i
+                neg_used = False
+            prev = t
+            continue
+        if t not in _SCORED:
+            prev = t
+            continue
+        s, is_stance, takes_negator = _word_value(toks, i, prev)
+        if takes_negator:
+            neg_used = True
+            last_neg = -100
+        if s:
+            if i - last_neg <= _NEG_WINDOW and not neg_used:
+                s = -s
+                neg_used = True
+            if is_stance:
+                out.stance += s
+            else:
+                out.affect += s
+        prev = t
+    if not neg_used:
+        out.free_negation = True
+    return out
+
+
+def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
+    """Polarity of a sentence from a small stance/affect lexicon with negation.
+
+    Explicit stance words ("love", "enjoy", "prefer", "fan", "hate", "dislike",
+    "can't stand", "sick of") count ±2, general affect words ("happy", "stressed",
+    "awful") ±1. A negator within three tokens before a word flips it ("don't like",
+    "not happy", "not a fan"); negations of "know/think/mind/worry..." are ignored and
+    "can't wait" counts as positive. A cessation phrase (:func:`find_cessation`)
+    forces polarity -1: "I used to love hiking" is a negative stance toward hiking now.
+
+    Parameters
+    ----------
+    text : str
+        One sentence (stance is read per sentence).
+    tokens : list of str, optional
+        ``tokenize(text)`` when the caller already has it.
+
+    Returns
+    -------
+    Stance
+        Polarity and the parts it was computed from.
+    """
+    toks = tokens if tokens is not None else tokenize(text)
+    scan = _scan_words(toks)
+    stance, free_neg = scan.stance, scan.free_negation
+    cessation = False
+    if "used" in toks or _maybe_cessation(toks):
+        match, cancelled = _first_cessation(normalize(text))
+        cessation = match is not None
+        if cancelled and not cessation:
+            stance += 1  # "I never stopped running": a positive stance toward it
+        if cessation or cancelled:
+            # "no longer"/"not anymore" negators belong to the cessation phrase, and a
+            # cancelled cessation ("never stopped") is a double negative: continuation.
+            free_neg = False
+    stance = _sign(stance)
+    affect = _sign(scan.affect)
+    polarity = -1 if cessation else _polarity(stance, affect)
+    return Stance(polarity, stance, affect, scan.negated, free_neg, cessation)
+
+
+#: The labels :func:`stance_label` gives: the stance model's names, in its order.
+STANCE_LABELS: tuple[StanceName, ...] = get_args(StanceName)
+
+
+def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
+    """The speaker's stance toward what a sentence is about, as one of five labels.
+
+    ``"stopped"`` when it ends something (an uncancelled cessation phrase of
+    :func:`find_cessation`, "I'm over spin classes", "I haven't played tennis since I
+    moved"); ``"started"`` when it takes something up ("I've started swimming", "I took
+    up yoga", "I've gone vegan"); else the polarity of :func:`analyze_stance` plus
+    stance idioms ("can't bear", "drives me up the wall", "means the world to me"):
+    ``"positive"`` or ``"negative"``; a negation of the statement itself or a frequency
+    word that denies a habit ("I don't own a car", "I rarely watch TV") is
+    ``"negative"``; else ``"neutral"``.
+
+    Two frames change the reading. In a hypothetical ("If I ever quit my job, I'd open
+    a studio") nothing has stopped or started. After an intention or wish ("I'm trying
+    to quit smoking", "I'd like to get better at chess") what follows is wanted, not
+    held: only the words before the frame carry a stance, so a goal reads neutral
+    unless its speaker says how they feel ("I'd love to visit Patagonia").
+
+    Parameters
+    ----------
+    text : str
+        One sentence; the intention and hypothetical frames are found in it.
+    tokens : list of str, optional
+        Its tokens, when the caller already has them (else tokenized here).
+
+    Returns
+    -------
+    str
+        One of :data:`STANCE_LABELS`.
+    """
+    low = normalize(text)
+    hypothetical = HYPOTHETICAL_RE.search(low) is not None
+    frame = INTENT_FRAME_RE.search(low)
+    if frame is not None:
+        low = low[: frame.start()]
+    elif not hypothetical:
+        if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
+            return "stopped"
+        toks_all = tokens if tokens is not None else tokenize(low)
+        if START_RE.search(low) is not None and has_first_person(toks_all):
+            return "started"
+    pos = STANCE_PHRASE_POS_RE.search(low) is not None
+    neg = STANCE_PHRASE_NEG_RE.search(low) is not None
+    if pos != neg:
+        return "positive" if pos else "negative"
+    low = COMPOUND_NOT_AFFECT_RE.sub(" ", low)
+    toks = tokenize(low)
+    st = analyze_stance(low, toks)
+    # In a hypothetical a cessation verb ended nothing ("If I ever quit ..."): only the
+    # stance and affect words count.
+    polarity = _polarity(st.stance, st.affect) if hypothetical and st.cessation else st.polarity
+    if polarity > 0:
+        return "positive"
+    if polarity < 0:
+        return "negative"
+    if st.free_negation or not RARE_WORDS.isdisjoint(toks):
+        return "negative"
+    return "neutral"
