@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..export_format import embedding_text, encode_time
 from ..graph import MemoryGraph
 from ..types import Edge, Level, Node, Provenance, utc
 
@@ -46,16 +47,13 @@ class NodeState:
 
     @classmethod
     def of(cls, n: Node) -> "NodeState":
-        """Capture a node."""
-        emb = None
-        if n.embedding is not None:
-            emb = base64.b64encode(np.asarray(n.embedding, dtype="<f4").tobytes()).decode("ascii")
+        """Capture a node (times and the embedding encoded as an export writes them)."""
         return cls(
             n.id, n.level.value, n.schema_type, n.content,
             json.dumps(n.attributes, sort_keys=True, ensure_ascii=False),
-            n.t_first.isoformat(), n.t_last.isoformat(), float(n.logit), int(n.n_support),
+            encode_time(n.t_first), encode_time(n.t_last), float(n.logit), int(n.n_support),
             int(n.n_conflict), json.dumps([p.to_dict() for p in n.provenance]), int(n.recall_count),
-            None if n.t_access is None else n.t_access.isoformat(), emb,
+            None if n.t_access is None else encode_time(n.t_access), embedding_text(n.embedding),
         )
 
     def vector(self) -> np.ndarray | None:

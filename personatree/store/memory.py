@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import StoreError
 from ..ports import ChangeSet, JournalEvent
@@ -101,17 +101,23 @@ class MemoryStore(Closing):
             st = self._users.get(user_id)
             return set() if st is None else {i for i in wanted if i in st.observations}
 
-    def observations(self, user_id: str, ids: Sequence[str] | None = None) -> list[Observation]:
-        """Observations of a user in log order (all, or those with the given ids; unknown ids are skipped)."""
+    def _rows_by_id(
+        self, user_id: str, ids: Sequence[str] | None, table: Callable[[_UserState], dict[str, Row]]
+    ) -> list[Row]:
+        """Rows of one of the user's id-keyed tables (``table`` picks it from the state):
+        all, or those with the given ids, in stored order."""
         codec.check_text(user_id, "user_id")
         wanted = None if ids is None else set(codec.check_ids(ids, "ids"))
         with self._lock:
             self._check_open()
             st = self._users.get(user_id)
-            rows = [] if st is None else [
-                r for i, r in st.observations.items() if wanted is None or i in wanted
-            ]
-        return [codec.decode_observation(r) for r in rows]
+            if st is None:
+                return []
+            return [r for i, r in table(st).items() if wanted is None or i in wanted]
+
+    def observations(self, user_id: str, ids: Sequence[str] | None = None) -> list[Observation]:
+        """Observations of a user in log order (all, or those with the given ids; unknown ids are skipped)."""
+        return [codec.decode_observation(r) for r in self._rows_by_id(user_id, ids, lambda st: st.observations)]
 
     def load_graph(self, user_id: str) -> tuple[list[Node], list[Edge]]:
         """All nodes (with embeddings, in first-insertion order) and edges of a user."""
@@ -146,15 +152,7 @@ class MemoryStore(Closing):
 
     def archive(self, user_id: str, ids: Sequence[str] | None = None) -> list[Node]:
         """The user's archived leaves (all, or those with the given ids), in archiving order."""
-        codec.check_text(user_id, "user_id")
-        wanted = None if ids is None else set(codec.check_ids(ids, "ids"))
-        with self._lock:
-            self._check_open()
-            st = self._users.get(user_id)
-            rows = [] if st is None else [
-                r for i, r in st.archive.items() if wanted is None or i in wanted
-            ]
-        return codec.decode_nodes(rows)
+        return codec.decode_nodes(self._rows_by_id(user_id, ids, lambda st: st.archive))
 
     # -- writes -----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..export_format import encode_time
 from ..graph import MemoryGraph
 from ..render import node_confidence
 from ..schema import SchemaRegistry
@@ -20,10 +21,6 @@ __all__ = ["view_payload"]
 #: Characters of one message kept in the page; a chat export can hold pasted documents,
 #: and the page must stay small enough to open anywhere.
 MAX_MESSAGE_CHARS = 1200
-
-
-def _iso(t: datetime) -> str:
-    return t.isoformat()
 
 
 def _node_json(
@@ -38,15 +35,15 @@ def _node_json(
         "conf": round(conf, 4),
         "n_support": n.n_support,
         "n_conflict": n.n_conflict,
-        "t_first": _iso(n.t_first),
-        "t_last": _iso(n.t_last),
+        "t_first": encode_time(n.t_first),
+        "t_last": encode_time(n.t_last),
         "parent": graph.parent(n.id),
         # Children sorted by time so that evidence reads as a story.
         "children": [c for c in sorted(graph.children(n.id), key=lambda c: graph.node(c).t_first)],
         "conflicts": [c for c in sorted(graph.conflicts_of(n.id), key=lambda c: graph.node(c).t_first)],
         "conflicts_with": conflicts_with,
         "provenance": [
-            {"obs": p.observation_id, "turn": p.turn, "at": _iso(p.at), "session": p.session_id}
+            {"obs": p.observation_id, "turn": p.turn, "at": encode_time(p.at), "session": p.session_id}
             for p in n.provenance
         ],
         "reason": _edge_reason(graph, n.id),
@@ -63,7 +60,7 @@ def _edge_reason(graph: MemoryGraph, node_id: str) -> str | None:
 
 def _obs_json(o: Observation) -> dict[str, Any]:
     return {
-        "at": _iso(o.at),
+        "at": encode_time(o.at),
         "session": o.session_id,
         "messages": [
             {"role": m.name or m.role,
@@ -126,7 +123,7 @@ def view_payload(
     return {
         "user": graph.user_id,
         "title": title or f"memory of {graph.user_id}",
-        "generated": _iso(now),
+        "generated": encode_time(now),
         "counts": counts,
         "nodes": nodes,
         "order": {"roots": roots, "loose_mids": loose, "orphans": orphans},

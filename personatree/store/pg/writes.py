@@ -30,6 +30,16 @@ __all__ = ["PgWrites"]
 _DELETE_USER = delete_user_sql("%s", "GREATEST")
 
 
+@contextmanager
+def _unlocked_after(conn: psycopg.Connection[Any], space: int, uid: str) -> Iterator[None]:
+    """Release the session-level advisory lock ``(space, uid)`` when the block ends."""
+    try:
+        yield
+    finally:
+        if not conn.closed:
+            conn.execute(f"SELECT pg_advisory_unlock({space}, {USER_KEY})", (uid,))
+
+
 class PgWrites(PgConnection):
     """The write methods of :class:`~personatree.store.postgres.PostgresStore`."""
 
@@ -156,6 +166,23 @@ class PgWrites(PgConnection):
             for statement in _DELETE_USER:
                 conn.execute(statement, (uid,))
 
+    def _session_lock(self, conn: psycopg.Connection[Any], space: int, uid: str, wait: float, busy: str) -> None:
+        """Take the session-level advisory lock ``(space, uid)``, waiting at most ``wait`` seconds.
+
+        Raises
+        ------
+        StoreBusyError
+            With the message ``busy``, if the wait ran out.
+        """
+        conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, int(wait * 1000))}ms",))
+        try:
+            conn.execute(f"SELECT pg_advisory_lock({space}, {USER_KEY})", (uid,))
+        except pg_errors.LockNotAvailable:
+            raise StoreBusyError(busy) from None
+        finally:
+            # Back to the store's own bound for every other statement of the session.
+            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self._busy * 1000)}ms",))
+
     @contextmanager
     def lock_user(self, user_id: str, *, timeout_s: float | None = None) -> Iterator[None]:
         """Hold the user's job lock (across processes and machines) for the ``with`` block.
@@ -186,20 +213,10 @@ class PgWrites(PgConnection):
                 if not got or not got[0]:
                     raise StoreBusyError(f"user {user_id!r} is locked by another job")
             else:
-                conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, int(wait * 1000))}ms",))
-                try:
-                    conn.execute(f"SELECT pg_advisory_lock({LOCK_JOB}, {USER_KEY})", (uid,))
-                except pg_errors.LockNotAvailable:
-                    raise StoreBusyError(
-                        f"user {user_id!r} stayed locked by another job for more than {wait:g} s"
-                    ) from None
-                finally:
-                    conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self._busy * 1000)}ms",))
-            try:
+                self._session_lock(conn, LOCK_JOB, uid, wait,
+                                   f"user {user_id!r} stayed locked by another job for more than {wait:g} s")
+            with _unlocked_after(conn, LOCK_JOB, uid):
                 yield
-            finally:
-                if not conn.closed:
-                    conn.execute(f"SELECT pg_advisory_unlock({LOCK_JOB}, {USER_KEY})", (uid,))
 
     @contextmanager
     def hold_user(self, user_id: str, *, timeout_s: float | None = None) -> Iterator[None]:
@@ -224,16 +241,7 @@ class PgWrites(PgConnection):
         wait = self._busy if timeout_s is None else float(timeout_s)
         uid = esc(user_id)
         with self._conn() as conn:
-            conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, int(wait * 1000))}ms",))
-            try:
-                conn.execute(f"SELECT pg_advisory_lock({LOCK_TURN}, {USER_KEY})", (uid,))
-            except pg_errors.LockNotAvailable:
-                raise StoreBusyError(
-                    f"another writer held user {user_id!r} for more than {wait:g} s (busy_timeout_s)") from None
-            finally:
-                conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self._busy * 1000)}ms",))
-            try:
+            self._session_lock(conn, LOCK_TURN, uid, wait,
+                               f"another writer held user {user_id!r} for more than {wait:g} s (busy_timeout_s)")
+            with _unlocked_after(conn, LOCK_TURN, uid):
                 yield
-            finally:
-                if not conn.closed:
-                    conn.execute(f"SELECT pg_advisory_unlock({LOCK_TURN}, {USER_KEY})", (uid,))
