@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("config", frozenset({"config"})),
     ("ports", frozenset({"ports"})),
     ("adapters", frozenset({"store", "judge", "embedders"})),
-    ("engine", frozenset({"engine", "inputs"})),
+    ("engine", frozenset({"engine", "inputs", "export_format"})),
     ("services", frozenset({
         "insertion", "forgetting", "consolidate", "retrieval", "tiering", "governance",
         "portability",

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import parse_metadata
+from ..textcheck import find_text_fault
 from ..types import utc
 
 __all__ = [
@@ -58,12 +59,11 @@ def check_text(value: object, where: str) -> str:
     """A string without NUL that is valid UTF-8, or :class:`InputError`."""
     if not isinstance(value, str):
         raise InputError(f"{where} must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InputError(f"{where} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"{where} is not valid text") from None
+    fault = find_text_fault(value)
+    if fault is not None:
+        if fault.kind == "nul":
+            raise InputError(f"{where} contains a NUL character")
+        raise InputError(f"{where} is not valid text")
     return value
 
 

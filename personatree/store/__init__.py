@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..textcheck import find_text_fault
 from .memory import MemoryStore
 from .migrate import latest_version
 from .sqlite import SQLiteStore
@@ -79,12 +80,11 @@ def open_store(
         url = str(url)
     if not isinstance(url, str) or not url.strip():
         raise ConfigError(f"store URL must be a non-empty string, got {url!r}")
-    if "\x00" in url:
-        raise ConfigError("store URL contains a NUL character")
-    try:
-        url.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigError(f"store URL is not valid text: {url!r}") from None
+    fault = find_text_fault(url)
+    if fault is not None:
+        if fault.kind == "nul":
+            raise ConfigError("store URL contains a NUL character")
+        raise ConfigError(f"store URL is not valid text: {url!r}")
     if "://" not in url:
         return SQLiteStore(url, busy_timeout_s=busy_timeout_s)
     scheme, _, rest = url.partition("://")

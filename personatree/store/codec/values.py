@@ -15,6 +15,7 @@ import numpy as np
 import orjson
 
 from ...errors import InputError, StoreError
+from ...textcheck import find_text_fault
 from ...types import utc
 
 __all__ = [
@@ -66,10 +67,9 @@ def check_text(value: object, field: str, *, nonempty: bool = False) -> str:
         raise InputError(f"{field} must be a str, got {type(value).__name__}")
     if nonempty and not value:
         raise InputError(f"{field} must not be empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InputError(f"{field} is not valid text (it contains a lone surrogate)") from None
+    # NUL is storable (PostgreSQL's columns escape it); a lone surrogate is not.
+    if find_text_fault(value, nul=False) is not None:
+        raise InputError(f"{field} is not valid text (it contains a lone surrogate)")
     return value
 
 
