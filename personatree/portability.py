@@ -474,8 +474,7 @@ _PAYLOAD_CHECKS = {
 
 def _check_payload(kind: str, payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
     """Refuse a journal event this version could not replay."""
-    from .api import _REPLAYERS
-
+    replayers = tree.engine.replayers
     check = _PAYLOAD_CHECKS.get(kind)
     if check is not None:
         try:
@@ -483,8 +482,8 @@ def _check_payload(kind: str, payload: Mapping[str, Any], where: str, tree: "Per
         except InputError as exc:
             raise InputError(str(exc)) from None
         return
-    if kind not in _REPLAYERS:
-        known = sorted(set(_PAYLOAD_CHECKS) | set(_REPLAYERS))
+    if kind not in replayers:
+        known = sorted(set(_PAYLOAD_CHECKS) | set(replayers))
         raise InputError(f"{where}: unknown journal event kind {kind[:40]!r}; this version knows {known}")
 
 
@@ -625,7 +624,7 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
         # this graph was loaded at, so a concurrent writer makes the commit stale.
         if len(graph) or tree.store.version(uid) != 0:
             raise InputError(f"user {uid!r} already has data in this store; delete it first or import elsewhere")
-        # _transact expects the cached graph to be mutated to match what is committed.
+        # transact expects the cached graph to be mutated to match what is committed.
         nodes = [n.copy() for n in decoded.graph.nodes()]
         edges = list(decoded.graph.edges())
         for n in nodes:
@@ -645,7 +644,7 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
 
     if not (decoded.observations or len(decoded.graph) or decoded.events or decoded.archive):
         raise InputError("export holds no data to import")
-    report: ImportReport = tree._transact(uid, work)
+    report: ImportReport = tree.engine.transact(uid, work)
     version = tree.store.version(uid)
     if version == 0:  # pragma: no cover - the store refused silently
         raise StoreError(f"import of user {uid!r} wrote nothing")
