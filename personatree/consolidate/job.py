@@ -20,12 +20,16 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..config import PersonaTreeConfig
 from ..errors import StaleStateError
 from ..types import utc
+from ..ports import Store
 from .locks import FileLocks, ThreadLocks, UserLocks, default_lock_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api import PersonaTree
 
 __all__ = ["Task", "UserResult", "JobReport", "consolidate_one", "changed_users", "run_job", "meta_key", "close_trees"]
 
@@ -92,10 +96,10 @@ class JobReport:
 
 # -- the worker side ---------------------------------------------------------------------
 
-_TREES: dict[tuple[int, int, str, str], Any] = {}
+_TREES: dict[tuple[int, int, str, str], "PersonaTree"] = {}
 
 
-def _tree(store: str, config: str) -> Any:
+def _tree(store: str, config: str) -> "PersonaTree":
     """One PersonaTree per (process, thread, store, config): the model loads once per worker."""
     from ..api import PersonaTree
 
@@ -155,7 +159,7 @@ def consolidate_one(task: Task) -> UserResult:
 # -- the driver side ---------------------------------------------------------------------
 
 
-def changed_users(store: Any, users: Iterable[str] | None = None) -> list[str]:
+def changed_users(store: Store, users: Iterable[str] | None = None) -> list[str]:
     """Users whose store version moved since their last consolidation (sorted)."""
     out = []
     for u in sorted(users if users is not None else store.users()):
