@@ -118,7 +118,7 @@ def one_size(n: int) -> dict:
 def job(users: int, leaves: int, workers: int) -> dict:
     """Users/s of ``run_job`` over a SQLite store with ``users`` × ``leaves`` orphans."""
     from personatree.config import PersonaTreeConfig
-    from personatree.consolidate.job import run_job
+    from personatree.consolidation_job import run_job
     from personatree.ports import ChangeSet
     from personatree.store import open_store
 

@@ -11,6 +11,10 @@ claim stays traceable to the observations behind it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+# Names imported "as" themselves (the result types, open_store, the judge errors) are
+# public too, though not in the pinned ``__all__`` below.
 from .api import ForgetReport, PersonaTree, RebuildReport
 from .clock import FixedClock, SystemClock
 from .config import (
@@ -28,11 +32,16 @@ from .errors import (
     EmbedderError,
     InputError,
     InvariantError,
+    JudgeError as JudgeError,
+    JudgeOutputError as JudgeOutputError,
+    JudgeTimeoutError as JudgeTimeoutError,
     MessageError,
     MigrationError,
     NotFoundError,
     PersonaTreeError,
+    ProviderError as ProviderError,
     QueryError,
+    RateLimitError as RateLimitError,
     SchemaError,
     StaleStateError,
     StoreBusyError,
@@ -44,7 +53,11 @@ from .explanation import Explanation
 from .graph import MemoryGraph
 from .judge import OfflineJudge
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
+from .portability import ImportReport as ImportReport
+from .retrieval.result import Recall as Recall
 from .schema import SchemaRegistry, SchemaType
+from .store import open_store as open_store
+from .tiering.profile import Profile as Profile
 from .types import (
     Edge,
     EdgeKind,
@@ -62,7 +75,20 @@ from .types import (
     Verdict,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .consolidate.plan import ConsolidationPlan
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # ConsolidationPlan is loaded on first use: its package pulls in the clustering
+    # stack (scipy), which ``import personatree`` should not pay for.
+    if name == "ConsolidationPlan":
+        from .consolidate.plan import ConsolidationPlan
+
+        return ConsolidationPlan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     # the API

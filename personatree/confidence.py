@@ -18,6 +18,8 @@ import math
 from datetime import datetime
 from typing import Iterable
 
+from .errors import InputError
+
 __all__ = [
     "sigmoid",
     "logit_of",
@@ -65,7 +67,7 @@ def logit_of(p: float) -> float:
         Log-odds.
     """
     if not 0.0 < p < 1.0:
-        raise ValueError(f"probability must be in (0, 1), got {p}")
+        raise InputError(f"probability must be in (0, 1), got {p}")
     return math.log(p / (1.0 - p))
 
 

@@ -87,9 +87,9 @@ def forget_node(
                 continue
             grand = graph.parent(pid)
             if grand is not None:
-                edge = graph.edge(pid, grand)
-                if edge is not None:
-                    _undo(graph.node(grand), edge, confidence.clip)
+                up = graph.edge(pid, grand)
+                if up is not None:
+                    _undo(graph.node(grand), up, confidence.clip)
                     result.changed[grand] = graph.node(grand)
                 stack.append(grand)
             for e in graph.remove_node(pid):

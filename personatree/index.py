@@ -11,6 +11,8 @@ from typing import Iterable
 
 import numpy as np
 
+from .errors import InputError
+
 __all__ = ["EmbeddingIndex", "top_k"]
 
 
@@ -79,7 +81,7 @@ class EmbeddingIndex:
             self._dim = dim
             self._matrix = np.zeros((max(16, extra), dim), dtype=np.float32)
         elif dim != self._dim:
-            raise ValueError(f"embedding has dimension {dim}, index has {self._dim}")
+            raise InputError(f"embedding has dimension {dim}, index has {self._dim}")
         need = len(self._ids) + extra
         if need > self._matrix.shape[0]:
             cap = max(need, 2 * self._matrix.shape[0])

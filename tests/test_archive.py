@@ -28,7 +28,7 @@ from personatree.embedders import HashingEmbedder
 from personatree.judge import OfflineJudge
 from personatree.portability import import_export
 from personatree.ports import Store
-from personatree.retrieval import _user_state
+from personatree.retrieval.prelude import user_state as _user_state
 from personatree.schema import SchemaRegistry
 from personatree.store import MemoryStore, SQLiteStore
 from personatree.types import Level

@@ -13,7 +13,7 @@ import pytest
 from personatree import PersonaTree, PersonaTreeConfig
 from personatree.config import ConsolidationConfig
 from personatree.cli.consolidate import job_main
-from personatree.consolidate.job import changed_users, run_job
+from personatree.consolidation_job import changed_users, run_job
 from personatree.consolidate.locks import FileLocks, default_lock_dir
 from personatree.consolidate.synthetic import NOISE, planted_leaves
 from personatree.ports import ChangeSet

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent / "personatree"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({
         "errors", "types", "clock", "confidence", "index", "graph", "schema", "stance",
-        "timeline", "lexicons", "textcheck", "text", "frozen", "render", "explanation",
+        "timeline", "lexicons", "textcheck", "text", "render", "explanation",
         "redact", "offline_litellm",
     })),
     ("config", frozenset({"config"})),
@@ -28,11 +28,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("adapters", frozenset({"store", "judge", "embedders"})),
     ("engine", frozenset({"engine", "inputs", "export_format"})),
     ("services", frozenset({
-        "insertion", "forgetting", "consolidate", "retrieval", "tiering", "governance",
-        "portability",
+        "insertion", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
+        "governance", "portability",
     })),
-    ("facade", frozenset({"api", "__init__"})),
-    ("interfaces", frozenset({"cli", "mcp_server", "mcp", "integrations", "view", "demo", "__main__"})),
+    ("facade", frozenset({"api", "api_reads", "__init__"})),
+    ("interfaces", frozenset({
+        "cli", "mcp_server", "integrations", "view", "demo", "consolidation_job", "__main__",
+    })),
 )
 #: Libraries only the interfaces may load (a service that needs them is misplaced).
 INTERFACE_ONLY = ("typer", "rich", "matplotlib", "personatree_bench")

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..consolidate.job import JobReport, UserResult, run_job
+from ..consolidation_job import JobReport, UserResult, run_job
 from ..types import utc
 from .common import JsonOpt, StoreOpt, errors, print_json
 from .opening import open_tree
@@ -47,7 +47,7 @@ def summary_table(report: JobReport) -> Table:
 
 
 def run_with_progress(console: Console, show: bool = True, **kwargs: Any) -> JobReport:
-    """:func:`~personatree.consolidate.job.run_job` with a progress bar on ``console``."""
+    """:func:`~personatree.consolidation_job.run_job` with a progress bar on ``console``."""
     if not show:
         return run_job(**kwargs)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -111,7 +111,7 @@ def search(
     """Plain similarity search over USER's nodes."""
     with errors():
         with open_tree(store) as tree:
-            hits = tree.search(user, query, k=k, level=level)
+            hits = tree.search(user, query, k=k, levels=None if level is None else [level])
         if as_json:
             print_json([{"node_id": h.node_id, "level": h.level.value, "schema_type": h.schema_type,
                          "content": h.content, "score": h.score, "confidence": h.confidence,

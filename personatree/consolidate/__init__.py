@@ -11,13 +11,12 @@ rebased onto them, keeping every part they did not touch.
 >>> plan = consolidate_user(tree, "ana", dry_run=True)         # doctest: +SKIP
 >>> print(plan.describe())                                     # doctest: +SKIP
 
-Importing this package registers the ``consolidate`` journal replayer, so
-``PersonaTree.rebuild`` replays consolidation passes.
+``PersonaTree`` hands :func:`replay_consolidation` to its engine, so ``rebuild``
+replays consolidation passes.
 """
 
 from __future__ import annotations
 
-from ..api import register_replayer
 from .apply import apply_plan, apply_user_plan, consolidate_user, consolidator_for, replay_consolidation
 from .estimator import Consolidator
 from .plan import (
@@ -40,6 +39,7 @@ __all__ = [
     "apply_plan",
     "apply_user_plan",
     "consolidator_for",
+    "replay_consolidation",
     "ClusterReport",
     "NewMid",
     "Promotion",
@@ -50,5 +50,3 @@ __all__ = [
     "Prune",
     "PlanDiff",
 ]
-
-register_replayer("consolidate", replay_consolidation)

@@ -1,4 +1,4 @@
-"""Applying a plan to a graph, and the glue to a :class:`~personatree.api.PersonaTree`.
+"""Applying a plan to a graph, and the glue to an :class:`~personatree.engine.Engine`.
 
 :func:`apply_plan` is the only mutating step: it checks that the graph is the one the
 plan was made on (same digest), writes the plan's diff, and returns the
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from ..config import ConsolidationConfig
+from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import StaleStateError
 from ..graph import MemoryGraph
 from ..ports import ChangeSet, JournalEvent
@@ -23,9 +24,6 @@ from .estimator import Consolidator
 from .plan import ConsolidationPlan, PlanDiff, Trim, diff_from_dict, diff_to_dict
 from .rebase import base_states, base_written, rebase_plan
 from .state import graph_digest
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..api import PersonaTree
 
 __all__ = ["apply_plan", "consolidate_user", "apply_user_plan", "apply_rebased", "replay_consolidation", "consolidator_for"]
 
@@ -125,16 +123,17 @@ def _payload(plan: ConsolidationPlan, config: ConsolidationConfig) -> dict[str, 
     return out
 
 
-def consolidator_for(tree: "PersonaTree", config: ConsolidationConfig | None = None) -> Consolidator:
-    """A :class:`Consolidator` wired to a tree's registry, judge, embedder and confidence."""
+def consolidator_for(tree: EngineLike, config: ConsolidationConfig | None = None) -> Consolidator:
+    """A :class:`Consolidator` wired to an engine's registry, judge, embedder and confidence."""
+    engine = engine_of(tree)
     return Consolidator(
-        config or tree.config.consolidation, tree.registry, tree.judge,
-        embedder=tree.embedder, confidence=tree.config.confidence, insertion=tree.config.insertion,
+        config or engine.config.consolidation, engine.registry, engine.judge,
+        embedder=engine.embedder, confidence=engine.config.confidence, insertion=engine.config.insertion,
     )
 
 
 class _PlanRefused(Exception):
-    """Raised inside a transaction so that ``_transact`` does not retry it (it retries
+    """Raised inside a transaction so that ``Engine.transact`` does not retry it (it retries
     only on StaleStateError); turned into StaleStateError outside."""
 
 
@@ -144,7 +143,7 @@ class _PlanRefused(Exception):
 _PLAN_TRIES = 3
 
 
-def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[ConsolidationPlan, ChangeSet]:
+def apply_rebased(tree: EngineLike, plan: ConsolidationPlan) -> tuple[ConsolidationPlan, ChangeSet]:
     """Apply ``plan`` to the user's current tree in one transaction: whole when the tree
     is the one it was made on, else rebased (see :mod:`~personatree.consolidate.rebase`).
 
@@ -158,16 +157,17 @@ def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[Consoli
     StaleStateError
         As :func:`apply_user_plan`.
     """
+    engine = engine_of(tree)
     uid = plan.user_id
-    config = tree.config.consolidation
+    config = engine.config.consolidation
     applied: list[ConsolidationPlan] = []
 
     def work(graph: MemoryGraph) -> tuple[ChangeSet, ChangeSet]:
         applied.clear()
-        current = tree.store.version(uid)
+        current = engine.store.version(uid)
         if current == plan.base_version:
             try:
-                change = apply_plan(graph, plan, tree.registry, config)
+                change = apply_plan(graph, plan, engine.registry, config)
             except StaleStateError as exc:
                 raise _PlanRefused(str(exc)) from None
             applied.append(plan)
@@ -175,12 +175,12 @@ def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[Consoli
         if not plan.base_states:
             raise _PlanRefused(f"user {uid!r} is at version {current}, the plan was made at "
                                f"{plan.base_version}; plan again")
-        rebased = rebase_plan(plan, graph, current, tree.registry, tree.config.confidence)
+        rebased = rebase_plan(plan, graph, current, engine.registry, engine.config.confidence)
         if rebased.is_empty():
             raise _PlanRefused(f"concurrent writes to {uid!r} touched every part of the plan made at "
                                f"version {plan.base_version}; plan again")
         change = ChangeSet(user_id=uid)
-        _write_diff(graph, rebased.diff, tree.registry, change, trims=rebased.trims)
+        _write_diff(graph, rebased.diff, engine.registry, change, trims=rebased.trims)
         # The parts were checked to be untouched, so this cannot fail; checking anyway
         # costs one pass over the tree and makes a bug refuse the pass, not corrupt it.
         graph.check()
@@ -189,13 +189,13 @@ def apply_rebased(tree: "PersonaTree", plan: ConsolidationPlan) -> tuple[Consoli
         return change, change
 
     try:
-        change = tree._transact(uid, work)
+        change = engine.transact(uid, work)
     except _PlanRefused as exc:
         raise StaleStateError(str(exc)) from None
     return applied[0], change
 
 
-def apply_user_plan(tree: "PersonaTree", plan: ConsolidationPlan) -> ChangeSet:
+def apply_user_plan(tree: EngineLike, plan: ConsolidationPlan) -> ChangeSet:
     """Apply a plan to a tree atomically, rebasing it if the user changed since planning.
 
     A plan made by :func:`consolidate_user` (even a dry run) records the state of every
@@ -214,7 +214,7 @@ def apply_user_plan(tree: "PersonaTree", plan: ConsolidationPlan) -> ChangeSet:
 
 
 def consolidate_user(
-    tree: "PersonaTree", user_id: str, *, dry_run: bool = False, now: datetime | None = None,
+    tree: EngineLike, user_id: str, *, dry_run: bool = False, now: datetime | None = None,
 ) -> ConsolidationPlan:
     """Plan one pass for ``user_id`` and, unless ``dry_run``, apply it atomically.
 
@@ -224,7 +224,7 @@ def consolidate_user(
 
     Parameters
     ----------
-    tree : PersonaTree
+    tree : Engine or PersonaTree
     user_id : str
     dry_run : bool
         Only plan.
@@ -244,39 +244,40 @@ def consolidate_user(
     StaleStateError
         If concurrent writes touched every part of every plan tried.
     """
-    at = utc(now) if now is not None else tree.clock.now()
+    engine = engine_of(tree)
+    at = utc(now) if now is not None else engine.clock.now()
     for attempt in range(_PLAN_TRIES):
-        with tree._lock:
+        with engine.lock:
             # Plan on a copy, outside the lock: other threads of this process keep
             # writing while a big tree is planned.
-            graph = tree._graph(user_id).copy()
-            base = tree._state(user_id).version
-        plan = consolidator_for(tree).plan(graph, at, base_version=base)
+            graph = engine.live_graph(user_id).copy()
+            base = engine.state(user_id).version
+        plan = consolidator_for(engine).plan(graph, at, base_version=base)
         plan = replace(plan, base_states=base_states(graph, plan), base_written=base_written(graph, plan))
         if dry_run or plan.is_empty():
             return plan
         try:
-            return apply_rebased(tree, plan)[0]
+            return apply_rebased(engine, plan)[0]
         except StaleStateError:
             if attempt + 1 == _PLAN_TRIES:
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def replay_consolidation(tree: "PersonaTree", graph: MemoryGraph, event: JournalEvent) -> None:
+def replay_consolidation(engine: Engine, graph: MemoryGraph, event: JournalEvent) -> None:
     """Replayer of ``consolidate`` journal events: plan again at the recorded ``now``
     with the recorded configuration, and apply (deterministic for a given seed). A
     rebased pass recorded the diff it wrote; that diff is written again instead."""
     payload = event.payload
     diff = payload.get("diff")
     if isinstance(diff, dict):
-        _write_diff(graph, diff_from_dict(diff), tree.registry, ChangeSet(user_id=graph.user_id), lenient=True)
+        _write_diff(graph, diff_from_dict(diff), engine.registry, ChangeSet(user_id=graph.user_id), lenient=True)
         return
     at = utc(datetime.fromisoformat(str(payload["now"])))
     raw = payload.get("config")
     if isinstance(raw, dict):  # fields added since the event was written take their defaults
         config = ConsolidationConfig(**{k: v for k, v in raw.items() if k in ConsolidationConfig.model_fields})
     else:
-        config = tree.config.consolidation
-    plan = consolidator_for(tree, config).plan(graph, at, base_version=0)
-    apply_plan(graph, plan, tree.registry, config)
+        config = engine.config.consolidation
+    plan = consolidator_for(engine, config).plan(graph, at, base_version=0)
+    apply_plan(graph, plan, engine.registry, config)

@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     from langgraph.store.base import (
@@ -62,7 +62,11 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without 
 
     raise ConfigError("the LangGraph store needs langgraph: pip install 'personatree[langgraph]'") from None
 
+from ..errors import InputError
 from ..types import Level
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..api import PersonaTree
 
 __all__ = ["PersonaTreeStore", "default_text_of"]
 
@@ -148,7 +152,7 @@ class PersonaTreeStore(BaseStore):
 
     def __init__(
         self,
-        tree: Any,
+        tree: "PersonaTree",
         *,
         user_index: int = -1,
         user_of: Callable[[tuple[str, ...]], str] | None = None,
@@ -171,7 +175,7 @@ class PersonaTreeStore(BaseStore):
         try:
             return namespace[self.user_index]
         except IndexError:
-            raise ValueError(
+            raise InputError(
                 f"namespace {namespace!r} has no label at user_index {self.user_index}"
             ) from None
 
@@ -236,7 +240,7 @@ class PersonaTreeStore(BaseStore):
                     puts[(tuple(op.namespace), str(op.key))] = op
                     results.append(None)
                 else:
-                    raise ValueError(f"unknown operation type {type(op).__name__}")
+                    raise InputError(f"unknown operation type {type(op).__name__}")
             writes = [op for op in puts.values() if op.value is not None]
             by_user: dict[str, list[PutOp]] = {}
             for op in writes:
@@ -359,7 +363,7 @@ class PersonaTreeStore(BaseStore):
             if not n_leaves:
                 continue
             k = min(n_leaves, max(100, 10 * (op.offset + op.limit)))
-            for hit in self.tree.search(user, op.query, k=k, level=Level.LEAF):
+            for hit in self.tree.search(user, op.query, k=k, levels=[Level.LEAF]):
                 for p in self.tree.node(user, hit.node_id).provenance:
                     item_key = current.get(p.observation_id)
                     if item_key is not None and hit.score > scores.get(item_key, float("-inf")):
@@ -410,7 +414,7 @@ def _does_match(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
         return False
     pairs = zip(ns, path) if cond.match_type == "prefix" else zip(reversed(ns), reversed(path))
     if cond.match_type not in ("prefix", "suffix"):
-        raise ValueError(f"unsupported match type {cond.match_type!r}")
+        raise InputError(f"unsupported match type {cond.match_type!r}")
     return all(p == "*" or a == p for a, p in pairs)
 
 
@@ -449,4 +453,4 @@ def _operator(have: Any, op: str, want: Any) -> bool:
         return a < b
     if op == "$lte":
         return a <= b
-    raise ValueError(f"unsupported filter operator {op!r}")
+    raise InputError(f"unsupported filter operator {op!r}")

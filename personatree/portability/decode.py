@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import InputError, PersonaTreeError
 from ..export_format import (
     DecodeContext,
@@ -22,8 +23,6 @@ from ..types import Level, Node, Observation
 from .journal import check_payload
 from .schema import read_export, validate_export
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..api import PersonaTree
 
 __all__ = ["DecodedExport", "decode_export"]
 
@@ -46,17 +45,17 @@ def _increasing(seqs: Sequence[int], what: str) -> None:
             raise InputError(f"{what} positions must increase strictly; found {a} then {b}")
 
 
-def _context(tree: "PersonaTree") -> DecodeContext:
+def _context(engine: Engine) -> DecodeContext:
     """What the items of an export are checked against: ``tree``'s settings."""
 
     def payload_check(kind: str, payload: dict[str, Any], where: str) -> None:
-        check_payload(kind, payload, where, tree)
+        check_payload(kind, payload, where, engine)
 
     return DecodeContext(
-        limits=tree.config.limits,
-        registry=tree.registry,
-        embedder_dim=tree.embedder.dim,
-        logit_clip=tree.config.confidence.clip,
+        limits=engine.config.limits,
+        registry=engine.registry,
+        embedder_dim=engine.embedder.dim,
+        logit_clip=engine.config.confidence.clip,
         check_payload=payload_check,
     )
 
@@ -135,12 +134,12 @@ def _archive(
     return tuple(archive)
 
 
-def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
+def decode_export(tree: EngineLike, data: object) -> DecodedExport:
     """Validate an export and decode it into domain objects, without writing anything.
 
     Parameters
     ----------
-    tree : PersonaTree
+    tree : Engine or PersonaTree
         The target: its schema registry, embedder and input limits apply.
     data : mapping, str, bytes or Path
         The export (as returned by ``PersonaTree.export``), its JSON text, or a file.
@@ -156,20 +155,21 @@ def decode_export(tree: "PersonaTree", data: object) -> DecodedExport:
     InvariantError, NotFoundError
         If the nodes and edges do not form a valid evidence tree.
     """
+    engine = engine_of(tree)
     raw = read_export(data)
     validate_export(raw)
     top = check_object(raw, "export")
-    ctx = _context(tree)
+    ctx = _context(engine)
     header = _header(top, ctx)
     raw_nodes = _section(top, "nodes")
     raw_archive = check_list(top.get("archive", []), "export.archive")
-    if header.embedder != tree.embedder.name and any(
+    if header.embedder != engine.embedder.name and any(
         isinstance(n, Mapping) and n.get("embedding") is not None for n in [*raw_nodes, *raw_archive]
     ):
         # Vectors of another model live in another space: search and insertion would be
         # silently wrong. Re-embedding is a rebuild, not an import.
         raise InputError(
-            f"export was embedded with {header.embedder!r} but this store uses {tree.embedder.name!r}; "
+            f"export was embedded with {header.embedder!r} but this store uses {engine.embedder.name!r}; "
             "open the target with the same embedder"
         )
     uid = header.user_id

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ..engine.core import EngineLike, engine_of
 from ..errors import InputError, StoreError
 from ..graph import MemoryGraph
 from ..ports import ChangeSet
 from .decode import decode_export
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..api import PersonaTree
 
 __all__ = ["ImportReport", "import_export"]
 
@@ -37,7 +35,7 @@ class ImportReport:
     version: int
 
 
-def import_export(tree: "PersonaTree", data: object) -> ImportReport:
+def import_export(tree: EngineLike, data: object) -> ImportReport:
     """Write an export into ``tree``'s store, as the export's user.
 
     The user must have no data in the target store; the import is one transaction, so
@@ -46,7 +44,7 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
 
     Parameters
     ----------
-    tree : PersonaTree
+    tree : Engine or PersonaTree
         The target memory.
     data : mapping, str, bytes or Path
         An export (``PersonaTree.export`` output), its JSON text or a JSON file.
@@ -64,15 +62,16 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
     StoreError
         If the store refused the write (nothing is written).
     """
-    decoded = decode_export(tree, data)
+    engine = engine_of(tree)
+    decoded = decode_export(engine, data)
     uid = decoded.user_id
 
     def work(graph: MemoryGraph) -> tuple[ChangeSet, ImportReport]:
         # Checked inside the transaction's retry loop: the commit carries the version
         # this graph was loaded at, so a concurrent writer makes the commit stale.
-        if len(graph) or tree.store.version(uid) != 0:
+        if len(graph) or engine.store.version(uid) != 0:
             raise InputError(f"user {uid!r} already has data in this store; delete it first or import elsewhere")
-        # _transact expects the cached graph to be mutated to match what is committed.
+        # The transaction expects the cached graph to be mutated to match what is committed.
         nodes = [n.copy() for n in decoded.graph.nodes()]
         edges = list(decoded.graph.edges())
         for n in nodes:
@@ -92,8 +91,8 @@ def import_export(tree: "PersonaTree", data: object) -> ImportReport:
 
     if not (decoded.observations or len(decoded.graph) or decoded.events or decoded.archive):
         raise InputError("export holds no data to import")
-    report: ImportReport = tree._transact(uid, work)
-    version = tree.store.version(uid)
+    report: ImportReport = engine.transact(uid, work)
+    version = engine.store.version(uid)
     if version == 0:  # pragma: no cover - the store refused silently
         raise StoreError(f"import of user {uid!r} wrote nothing")
     return ImportReport(report.user_id, report.observations, report.nodes, report.edges, report.events, version)

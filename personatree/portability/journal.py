@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
+from ..engine.core import Engine
 from ..errors import InputError, PersonaTreeError
 from ..export_format import check_time
 from ..inputs import check_id
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..api import PersonaTree
 
 __all__ = ["check_payload"]
 
@@ -33,20 +32,20 @@ def _payload_keys(payload: Mapping[str, Any], where: str, required: set[str], op
         raise InputError(f"{where} has unknown fields {sorted(extra)}")
 
 
-def _observation_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+def _observation_payload(payload: Mapping[str, Any], where: str, engine: Engine) -> None:
     # ``observe`` and ``delete_observation`` both name one observation, and nothing else.
     _payload_keys(payload, where, {"observation_id"}, set())
-    check_id(payload["observation_id"], f"{where}.observation_id", tree.config.limits)
+    check_id(payload["observation_id"], f"{where}.observation_id", engine.config.limits)
 
 
-def _forget_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+def _forget_payload(payload: Mapping[str, Any], where: str, engine: Engine) -> None:
     _payload_keys(payload, where, {"node_id"}, {"cascade"})
-    check_id(payload["node_id"], f"{where}.node_id", tree.config.limits)
+    check_id(payload["node_id"], f"{where}.node_id", engine.config.limits)
     if not isinstance(payload.get("cascade", False), bool):
         raise InputError(f"{where}.cascade must be true or false")
 
 
-def _consolidate_payload(payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+def _consolidate_payload(payload: Mapping[str, Any], where: str, engine: Engine) -> None:
     from pydantic import ValidationError
 
     from ..config import ConsolidationConfig
@@ -78,17 +77,16 @@ _PAYLOAD_CHECKS = {
 }
 
 
-def check_payload(kind: str, payload: Mapping[str, Any], where: str, tree: "PersonaTree") -> None:
+def check_payload(kind: str, payload: Mapping[str, Any], where: str, engine: Engine) -> None:
     """Refuse a journal event this version could not replay."""
-    from ..api import _REPLAYERS
-
+    replayers = engine.replayers
     check = _PAYLOAD_CHECKS.get(kind)
     if check is not None:
         try:
-            check(payload, where, tree)
+            check(payload, where, engine)
         except InputError as exc:
             raise InputError(str(exc)) from None
         return
-    if kind not in _REPLAYERS:
-        known = sorted(set(_PAYLOAD_CHECKS) | set(_REPLAYERS))
+    if kind not in replayers:
+        known = sorted(set(_PAYLOAD_CHECKS) | set(replayers))
         raise InputError(f"{where}: unknown journal event kind {kind[:40]!r}; this version knows {known}")

@@ -1,21 +1,23 @@
 """Write-behind access statistics: each recall bumps ``recall_count`` and ``t_access``.
 
 Writing on every recall would turn a read into a transaction (and bump the user's
-version, invalidating every cache). Instead the bumps are buffered per tree and
-flushed through ``PersonaTree._transact`` every N recalls and when the tree closes.
-Tiering (issue 6) reads these fields.
+version, invalidating every cache). Instead the bumps are buffered per engine and
+flushed through ``Engine.transact`` every N recalls and when the engine closes.
+Tiering reads these fields.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Iterable
 
+from ..engine.caches import Slot
+from ..engine.core import Engine, EngineLike, engine_of
 from ..graph import MemoryGraph
 from ..ports import ChangeSet
+from ..types import Node
 
 __all__ = ["AccessLog", "access_log", "apply_bumps"]
 
@@ -26,7 +28,7 @@ class _Pending:
     last: datetime | None = None
 
 
-def apply_bumps(graph: MemoryGraph, bumps: dict[str, _Pending]) -> list[Any]:
+def apply_bumps(graph: MemoryGraph, bumps: dict[str, _Pending]) -> list[Node]:
     """Add buffered bumps to the nodes still in ``graph``; return the changed nodes."""
     changed = []
     for nid, b in bumps.items():
@@ -42,17 +44,17 @@ def apply_bumps(graph: MemoryGraph, bumps: dict[str, _Pending]) -> list[Any]:
 
 @dataclass(slots=True)
 class AccessLog:
-    """Buffered access bumps of one :class:`~personatree.api.PersonaTree`.
+    """Buffered access bumps of one :class:`~personatree.engine.Engine`.
 
     Parameters
     ----------
-    tree : PersonaTree
-        Flushed through its ``_transact``.
+    engine : Engine
+        Flushed through its ``transact``.
     every : int
         Flush after this many recorded recalls.
     """
 
-    tree: Any
+    engine: Engine
     every: int = 32
     _pending: dict[str, dict[str, _Pending]] = field(default_factory=dict)
     _recalls: int = 0
@@ -87,18 +89,19 @@ class AccessLog:
             ) -> tuple[ChangeSet, None]:
                 return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps)), None
 
-            self.tree._transact(user_id, work)
+            self.engine.transact(user_id, work)
 
 
-_LOGS: "weakref.WeakKeyDictionary[Any, AccessLog]" = weakref.WeakKeyDictionary()
-_LOGS_LOCK = threading.Lock()
+_LOG: Slot[AccessLog] = Slot("retrieval.access")
 
 
-def access_log(tree: Any, every: int) -> AccessLog:
-    """The access log of a tree, created on first use with a close hook that flushes it."""
-    with _LOGS_LOCK:
-        log = _LOGS.get(tree)
-        if log is None:
-            log = _LOGS[tree] = AccessLog(tree, every)
-            tree._close_hooks.append(log.flush)
+def access_log(tree: EngineLike, every: int) -> AccessLog:
+    """The access log of an engine, made on first use with a close hook that flushes it."""
+    engine = engine_of(tree)
+
+    def make() -> AccessLog:
+        log = AccessLog(engine, every)
+        engine.on_close(log.flush)
         return log
+
+    return engine.caches.get(_LOG, make)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from ..errors import InputError
+
 __all__ = ["rrf", "rrf_normalised", "rrf_top"]
 
 
@@ -37,7 +39,7 @@ def rrf(
     if weights is None:
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
-        raise ValueError("one weight per ranking")
+        raise InputError("one weight per ranking")
     out: dict[str, float] = {}
     for ranking, w in zip(rankings, weights):
         seen: set[str] = set()

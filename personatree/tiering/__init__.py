@@ -9,31 +9,13 @@ change the tree.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
-# Only the config is imported eagerly: personatree.config imports it, and the rest of
-# the package imports the retrieval engine, which imports personatree.config.
-from .config import TieringConfig
-
-_LAZY = {
-    "NodeHeader": "header", "priority": "header", "priorities": "header", "recall_strength": "header",
-    "persona_term": "header", "offline_importance": "header",
-    "persona_vector": "persona", "graph_persona": "persona", "drift": "persona", "needs_rerank": "persona",
-    "TierState": "tiers", "tier_state": "tiers", "select_tiers": "tiers", "promote": "tiers",
-    "hot_graph": "hot", "HotIndex": "hot",
-    "TieredResult": "search", "search_tiers": "search", "sufficient": "search", "tiered_recall": "search",
-    "tiers_of": "search",
-    "Profile": "profile", "ProfileItem": "profile", "profile_user": "profile", "render_profile": "profile",
-}
-
-
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{mod}", __name__), name)
-
+from ..config import TieringConfig
+from .header import NodeHeader, offline_importance, persona_term, priorities, priority, recall_strength
+from .hot import HotIndex, hot_graph
+from .persona import drift, graph_persona, needs_rerank, persona_vector
+from .profile import Profile, ProfileItem, profile_user, render_profile
+from .search import TieredResult, search_tiers, sufficient, tiered_recall, tiers_of
+from .tiers import TierState, promote, select_tiers, tier_state
 
 __all__ = [
     "TieringConfig",

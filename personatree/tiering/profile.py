@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from ..config import TieringConfig
+from ..engine.core import EngineLike, engine_of
 from ..graph import MemoryGraph
+from ..ports import TokenCounter
 from ..render import shown_confidence
+from ..retrieval.prelude import check_budget
 from ..retrieval.render import leaf_date, node_line
+from ..retrieval.tokens import counter_of
+from ..schema import SchemaRegistry
 from ..timeline import node_timeline
 from ..types import Level
-from .config import TieringConfig
+from .search import tiers_of
 from .tiers import TierState
 
 __all__ = ["Profile", "ProfileItem", "PROFILE_HEADER", "RECENT_HEADER", "render_profile", "profile_user"]
@@ -95,8 +100,8 @@ def _text(claims: list[ProfileItem], recent: list[ProfileItem], graph: MemoryGra
     return "\n".join(out)
 
 
-def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter: Any, budget: int,
-                   now: datetime) -> Profile:
+def render_profile(state: TierState, graph: MemoryGraph, registry: SchemaRegistry, counter: TokenCounter,
+                   budget: int, now: datetime) -> Profile:
     """Render tier 1 within ``budget`` tokens (pure apart from the counter's cache).
 
     Parameters
@@ -161,19 +166,19 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: Any, counter:
     return Profile(graph.user_id, text, tuple(shown), tokens, budget)
 
 
-def profile_user(tree: Any, user_id: str, *, budget: int | None = None,
-                 config: "TieringConfig | None" = None) -> Profile:
+def profile_user(tree: EngineLike, user_id: str, *, budget: int | None = None,
+                 config: TieringConfig | None = None) -> Profile:
     """The tier-1 profile block of a user, for an agent's system prompt.
 
     Parameters
     ----------
-    tree : PersonaTree
+    tree : Engine or PersonaTree
     user_id : str
         A validated user id.
     budget : int, optional
         Token budget (default ``config.tiering.profile_budget``).
     config : TieringConfig, optional
-        Overrides ``tree.config.tiering``.
+        Overrides ``config.tiering``.
 
     Returns
     -------
@@ -183,16 +188,11 @@ def profile_user(tree: Any, user_id: str, *, budget: int | None = None,
     ------
     UnknownUserError, InputError
     """
-    from ..errors import InputError  # noqa: PLC0415
-    from ..retrieval.tokens import counter_of  # noqa: PLC0415
-    from .search import tiering_config, tiers_of  # noqa: PLC0415
-
-    tcfg = config or tiering_config(tree)
-    b = tcfg.profile_budget if budget is None else budget
-    if not isinstance(b, int) or isinstance(b, bool) or b < 1:
-        raise InputError("budget must be a positive integer")
-    counter = counter_of(tree, tree.config.recall.model)
-    now = tree.clock.now()
-    with tree._lock:
-        state = tiers_of(tree, user_id, now, tcfg)
-        return render_profile(state, tree._graph(user_id), tree.registry, counter, b, now)
+    engine = engine_of(tree)
+    tcfg = config or engine.config.tiering
+    b = check_budget(tcfg.profile_budget if budget is None else budget)
+    counter = counter_of(engine, engine.config.recall.model)
+    now = engine.clock.now()
+    with engine.lock:
+        state = tiers_of(engine, user_id, now, tcfg)
+        return render_profile(state, engine.live_graph(user_id), engine.registry, counter, b, now)

@@ -21,27 +21,29 @@ on access and may be promoted into tier 2, which updates the hot sub-trees in pl
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..config import RecallConfig
+from ..config import RecallConfig, TieringConfig
+from ..engine.caches import Slot
+from ..engine.core import EngineLike, engine_of
 from ..graph import MemoryGraph
 from ..index import top_k
-from ..retrieval.engine import recall_state
+from ..ports import TokenCounter
+from ..retrieval.access import access_log
+from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.result import Recall
 from ..retrieval.state import RetrievalState
-from ..types import Level, Route
-from .config import TieringConfig
+from ..schema import SchemaRegistry
+from ..types import Level, Node, Route
 from .hot import HotIndex
 from .tiers import TierState, promote, tier_state
 
 __all__ = ["TieredResult", "sufficient", "could_suffice", "archive_top", "hot_states", "search_tiers",
-           "tiered_recall", "tiers_of", "tiering_config"]
+           "search_request", "tiered_recall", "tiers_of", "tiering_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,7 @@ class TieredResult:
 
 
 def sufficient(
-    result: Recall, nodes: dict[str, Any], qvec: np.ndarray | None, cfg: TieringConfig, budget: int
+    result: Recall, nodes: dict[str, Node], qvec: np.ndarray | None, cfg: TieringConfig, budget: int
 ) -> bool:
     """Whether ``result`` holds enough evidence to stop searching deeper.
 
@@ -237,8 +239,8 @@ def search_tiers(
     qvec: np.ndarray | None,
     route: Route,
     *,
-    registry: Any,
-    counter: Any,
+    registry: SchemaRegistry,
+    counter: TokenCounter,
     budget: int,
     now: datetime,
     cfg: RecallConfig,
@@ -264,7 +266,19 @@ def search_tiers(
     -------
     TieredResult
     """
-    kw = dict(registry=registry, counter=counter, budget=budget, now=now, cfg=cfg, levels=levels)
+    req = RecallQuery(query, qvec, route, registry, counter, budget, now, cfg, levels)
+    return search_request(tstate, graph, full, req, tcfg)
+
+
+def search_request(
+    tstate: TierState,
+    graph: MemoryGraph,
+    full: RetrievalState | Callable[[], RetrievalState],
+    req: RecallQuery,
+    tcfg: TieringConfig,
+) -> TieredResult:
+    """:func:`search_tiers` for a prepared :class:`~personatree.retrieval.prelude.RecallQuery`."""
+    qvec, route, budget, levels = req.qvec, req.route, req.budget, req.levels
     t1, t12 = hot_states(tstate, graph, tcfg)
     full_state: RetrievalState | None = None
     archive: list[str] | None = None
@@ -279,7 +293,7 @@ def search_tiers(
     for tier, st in ((1, t1), (2, t12)):
         if not st.nodes or tier not in open_tiers:
             continue
-        res = recall_state(st, query, qvec, route, **kw)  # type: ignore[arg-type]
+        res = req.run(st)
         if not sufficient(res, st.nodes, qvec, tcfg, budget):
             continue
         if tcfg.archive_k == 0 or qvec is None:
@@ -291,49 +305,50 @@ def search_tiers(
             return TieredResult(res, tier)
     if full_state is None:
         full_state = full() if callable(full) else full
-    res = recall_state(full_state, query, qvec, route, **kw)  # type: ignore[arg-type]
+    res = req.run(full_state)
     # The most relevant hits are the ones worth keeping warm; promote those first. A
     # turn shown only for being next to a hit rides along with it, not on its own.
     direct = [i for i in res.items if i.neighbour_of is None]
     best = sorted(direct, key=lambda i: -i.relevance)[: tcfg.promote_max]
-    promoted = promote(tstate, graph, [i.node_id for i in best], registry, now, tcfg)
+    promoted = promote(tstate, graph, [i.node_id for i in best], req.registry, req.now, tcfg)
     return TieredResult(res, 3, tuple(promoted))
 
 
-# -- the PersonaTree-level entry point ----------------------------------------------------
+# -- the engine-level entry point --------------------------------------------------------
 
-_TIERS: "weakref.WeakKeyDictionary[Any, dict[str, TierState]]" = weakref.WeakKeyDictionary()
-_TIERS_LOCK = threading.Lock()
-
-
-def tiering_config(tree: Any) -> TieringConfig:
-    """``tree.config.tiering`` when the config has it, else the defaults."""
-    cfg = getattr(tree.config, "tiering", None)
-    return cfg if isinstance(cfg, TieringConfig) else TieringConfig()
+# The tier state of each user, per engine.
+_TIERS: Slot[dict[str, TierState]] = Slot("tiering.tiers")
 
 
-def tiers_of(tree: Any, user_id: str, now: datetime | None = None, config: TieringConfig | None = None) -> TierState:
-    """The cached :class:`TierState` of a user, brought up to the tree's version.
+def tiering_config(tree: EngineLike) -> TieringConfig:
+    """The engine's ``config.tiering``."""
+    return engine_of(tree).config.tiering
 
-    Call with ``tree._lock`` held (or from a single thread). ``config`` overrides
-    ``tree.config.tiering`` (tests, benchmarks).
+
+def tiers_of(tree: EngineLike, user_id: str, now: datetime | None = None,
+             config: TieringConfig | None = None) -> TierState:
+    """The cached :class:`TierState` of a user, brought up to the engine's version.
+
+    Call with the engine's lock held (or from a single thread). ``config`` overrides
+    ``config.tiering`` (tests, benchmarks).
 
     Raises
     ------
     UnknownUserError
     """
-    now = tree.clock.now() if now is None else now
-    graph = tree._graph(user_id)
-    version = tree._state(user_id).version
-    with _TIERS_LOCK:
-        cache = _TIERS.setdefault(tree, {})
-    st = tier_state(graph, tree.registry, now, config or tiering_config(tree), (id(graph), version), cache.get(user_id))  # noqa: E501
+    engine = engine_of(tree)
+    now = engine.clock.now() if now is None else now
+    graph = engine.live_graph(user_id)
+    version = engine.state(user_id).version
+    cache = engine.caches.get(_TIERS, dict)
+    st = tier_state(graph, engine.registry, now, config or engine.config.tiering, (id(graph), version),
+                    cache.get(user_id))
     cache[user_id] = st
     return st
 
 
 def tiered_recall(
-    tree: Any,
+    tree: EngineLike,
     user_id: str,
     query: str,
     *,
@@ -346,7 +361,7 @@ def tiered_recall(
 
     Parameters
     ----------
-    tree : PersonaTree
+    tree : Engine or PersonaTree
     user_id : str
         A validated user id.
     query : str
@@ -354,7 +369,7 @@ def tiered_recall(
     model : str, optional
     levels : sequence of Level, optional
     config : TieringConfig, optional
-        Overrides ``tree.config.tiering``.
+        Overrides ``config.tiering``.
 
     Returns
     -------
@@ -364,33 +379,17 @@ def tiered_recall(
     ------
     UnknownUserError, QueryError, InputError
     """
-    from .. import retrieval as R  # noqa: PLC0415
-    from ..errors import InputError, UnknownUserError  # noqa: PLC0415
-    from ..inputs import check_query  # noqa: PLC0415
-    from ..retrieval.access import access_log  # noqa: PLC0415
-    from ..retrieval.tokens import counter_of, shared_counter  # noqa: PLC0415
-
-    cfg = tree.config.recall
-    tcfg = config or tiering_config(tree)
-    q = check_query(query, tree.config.limits)
-    b = cfg.budget if budget is None else budget
-    if not isinstance(b, int) or isinstance(b, bool) or b < 1:
-        raise InputError("budget must be a positive integer")
-    counter = shared_counter(model) if model else counter_of(tree, cfg.model)
-    qvec = tree.embedder.embed([q])[0]
-    route = R._route(tree, q, qvec)  # the engine's router choice, reused as is
-    now = tree.clock.now()
-    with tree._lock:
-        st = tree._state(user_id)
-        if st.version == 0:
-            raise UnknownUserError(f"no data stored for user {user_id!r}")
-        tstate = tiers_of(tree, user_id, now, tcfg)
+    engine = engine_of(tree)
+    tcfg = config or engine.config.tiering
+    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
+    with engine.lock:
+        st = engine.existing_state(user_id)
+        tstate = tiers_of(engine, user_id, req.now, tcfg)
 
         def full() -> RetrievalState:
             # Share the engine's own per-user state cache: tier 3 is plain recall.
-            return R._user_state(tree, user_id, st)
+            return user_state(engine, user_id, st)
 
-        out = search_tiers(tstate, st.graph, full, q, qvec, route, registry=tree.registry, counter=counter,
-                           budget=b, now=now, cfg=cfg, tcfg=tcfg, levels=levels)
-    access_log(tree, cfg.access_flush_every).record(user_id, out.recall.node_ids, now)
+        out = search_request(tstate, st.graph, full, req, tcfg)
+    access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
     return out

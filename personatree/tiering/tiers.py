@@ -23,7 +23,7 @@ import numpy as np
 from ..graph import MemoryGraph
 from ..render import node_confidence
 from ..types import Level, Node
-from .config import TieringConfig
+from ..config import TieringConfig
 from .header import NodeHeader, age_days, header_of, priorities
 from .persona import drift, graph_persona
 

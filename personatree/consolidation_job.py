@@ -20,12 +20,16 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..config import PersonaTreeConfig
-from ..errors import StaleStateError
-from ..types import utc
-from .locks import FileLocks, ThreadLocks, UserLocks, default_lock_dir
+from .config import PersonaTreeConfig
+from .errors import StaleStateError
+from .types import utc
+from .ports import Store
+from .consolidate.locks import FileLocks, ThreadLocks, UserLocks, default_lock_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import PersonaTree
 
 __all__ = ["Task", "UserResult", "JobReport", "consolidate_one", "changed_users", "run_job", "meta_key", "close_trees"]
 
@@ -92,12 +96,12 @@ class JobReport:
 
 # -- the worker side ---------------------------------------------------------------------
 
-_TREES: dict[tuple[int, int, str, str], Any] = {}
+_TREES: dict[tuple[int, int, str, str], "PersonaTree"] = {}
 
 
-def _tree(store: str, config: str) -> Any:
+def _tree(store: str, config: str) -> "PersonaTree":
     """One PersonaTree per (process, thread, store, config): the model loads once per worker."""
-    from ..api import PersonaTree
+    from .api import PersonaTree
 
     key = (os.getpid(), threading.get_ident(), store, config)
     if key not in _TREES:
@@ -120,7 +124,7 @@ def _locks(task: Task) -> UserLocks:
 
 def consolidate_one(task: Task) -> UserResult:
     """Consolidate one user (runs in a worker); never raises, failures are results."""
-    from .apply import consolidate_user
+    from .consolidate.apply import consolidate_user
 
     start = time.perf_counter()
     locks = _locks(task)
@@ -155,7 +159,7 @@ def consolidate_one(task: Task) -> UserResult:
 # -- the driver side ---------------------------------------------------------------------
 
 
-def changed_users(store: Any, users: Iterable[str] | None = None) -> list[str]:
+def changed_users(store: Store, users: Iterable[str] | None = None) -> list[str]:
     """Users whose store version moved since their last consolidation (sorted)."""
     out = []
     for u in sorted(users if users is not None else store.users()):
@@ -242,7 +246,7 @@ def run_job(
     -------
     JobReport
     """
-    from ..store import open_store
+    from .store import open_store
 
     start = time.perf_counter()
     at = utc(now) if now is not None else datetime.now(timezone.utc)

@@ -1,0 +1,45 @@
+"""Per-engine caches of the services, each behind a typed slot.
+
+Services keep derived state per tree (retrieval indexes per user, buffered access
+counts, tier states). That state belongs to one engine and goes with it, so it lives
+in the engine's :class:`Caches`, not in module globals keyed by the tree. A service
+declares a :class:`Slot` once and asks the engine's caches for it; the slot's type
+parameter types what comes back.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Generic, TypeVar
+
+__all__ = ["Slot", "Caches"]
+
+T = TypeVar("T")
+
+
+class Slot(Generic[T]):
+    """The key of one service's cache (compared by identity; the name is for ``repr``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+class Caches:
+    """The values of the slots one engine was asked for, each made on first use."""
+
+    def __init__(self) -> None:
+        self._values: dict[Slot[Any], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, slot: Slot[T], make: Callable[[], T]) -> T:
+        """The value of ``slot``; ``make()`` builds it the first time (once, under a lock)."""
+        with self._lock:
+            if slot not in self._values:
+                self._values[slot] = make()
+            value: T = self._values[slot]
+            return value

@@ -1,0 +1,209 @@
+"""The engine core: the collaborators, the lock, the cached trees and the transaction.
+
+Services (insertion, consolidation, retrieval, tiering, governance, import/export)
+receive an :class:`Engine` and work through its public methods; the
+:class:`~personatree.api.PersonaTree` facade validates public input and hands the
+calls on to them. The engine keeps each user's tree in memory as a
+:class:`MemoryGraph` (with its embedding matrix), checked against the store's
+per-user version counter before use, so writes from other processes are noticed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Mapping, Protocol, TypeVar, Union
+
+from ..config import PersonaTreeConfig
+from ..errors import ConfigError, UnknownUserError
+from ..graph import MemoryGraph
+from ..inputs import check_id
+from ..ports import Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
+from ..schema import SchemaRegistry
+from .caches import Caches
+from .embedder_record import record_embedder
+from .transact import Work, WriteTurns, run_transaction
+
+__all__ = ["Engine", "TreeState", "Replayer", "HasEngine", "EngineLike", "engine_of"]
+
+R = TypeVar("R")
+
+
+@dataclass(slots=True)
+class TreeState:
+    """A user's cached tree and the store version it was read at."""
+
+    graph: MemoryGraph
+    version: int
+
+
+#: Redoes one kind of journal event on a graph being rebuilt.
+Replayer = Callable[["Engine", MemoryGraph, JournalEvent], None]
+
+
+class Engine:
+    """The core a facade and its services share.
+
+    Parameters
+    ----------
+    store : Store
+        Durable storage.
+    config : PersonaTreeConfig
+    registry : SchemaRegistry
+    embedder : Embedder
+    judge : Judge
+    clock : Clock
+    redactor : callable, optional
+        Applied to every message before it is stored.
+    token_counter : TokenCounter, optional
+        Counts recall and profile budgets; default the shared counter of
+        ``config.recall.model``.
+    replayers : mapping of str to Replayer, optional
+        How :meth:`~personatree.api.PersonaTree.rebuild` redoes journal events of
+        kinds other than ``observe`` and ``forget``.
+    embedder_recorded : bool
+        Whether the store records this embedder already; when not, the first commit
+        records it.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        config: PersonaTreeConfig,
+        registry: SchemaRegistry,
+        embedder: Embedder,
+        judge: Judge,
+        clock: Clock,
+        redactor: Callable[[str], str] | None = None,
+        token_counter: TokenCounter | None = None,
+        replayers: Mapping[str, Replayer] | None = None,
+        embedder_recorded: bool = True,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.registry = registry
+        self.embedder = embedder
+        self.judge = judge
+        self.clock = clock
+        self.redactor = redactor
+        self.token_counter = token_counter
+        self.replayers: dict[str, Replayer] = dict(replayers or {})
+        self.embedder_recorded = embedder_recorded
+        self.lock = threading.RLock()
+        self.turns = WriteTurns()
+        #: Each user's tree as last read from the store.
+        self.trees: dict[str, TreeState] = {}
+        #: The services' per-engine state (see :mod:`~personatree.engine.caches`).
+        self.caches = Caches()
+        # Services with write-behind state (recall access counts) flush here on close.
+        self._close_hooks: list[Callable[[], None]] = []
+
+    # -- ids ----------------------------------------------------------------------------
+
+    def check_user(self, user_id: object) -> str:
+        """A valid user id, or :class:`~personatree.errors.InputError`."""
+        return check_id(user_id, "user_id", self.config.limits)
+
+    def check_node(self, node_id: object) -> str:
+        """A valid node id, or :class:`~personatree.errors.InputError`."""
+        return check_id(node_id, "node_id", self.config.limits)
+
+    # -- cached trees -------------------------------------------------------------------
+
+    def _load(self, user_id: str) -> TreeState:
+        # One snapshot for rows and version: a cache can never be newer than its version.
+        nodes, edges, version = self.store.load_graph_with_version(user_id)
+        dim = self.embedder.dim
+        g = MemoryGraph(user_id)
+        for n in nodes:
+            if n.embedding is not None and n.embedding.shape[-1] != dim:
+                # A store written before the embedder was recorded in it (see open()).
+                raise ConfigError(
+                    f"user {user_id!r} was embedded with {n.embedding.shape[-1]}-dimensional vectors; "
+                    f"the embedder {self.embedder.name!r} gives {dim}: open the store with the "
+                    "embedder it was built with"
+                )
+            g.add_node(n)
+        for e in edges:
+            g.add_edge(e)
+        return TreeState(g, version)
+
+    def state(self, user_id: str) -> TreeState:
+        """The cached tree of a user, reloaded when the store's version moved on.
+
+        Read it under :attr:`lock`; mutate its graph only inside :meth:`transact`.
+        """
+        version = self.store.version(user_id)
+        cached = self.trees.get(user_id)
+        if cached is None or cached.version != version:
+            cached = self._load(user_id)
+            self.trees[user_id] = cached
+        return cached
+
+    def live_graph(self, user_id: str, *, must_exist: bool = True) -> MemoryGraph:
+        """The live in-memory tree of a user (read it; mutate only inside a commit).
+
+        Raises
+        ------
+        UnknownUserError
+            With ``must_exist``, if nothing is stored for the user.
+        """
+        state = self.state(user_id)
+        if must_exist and state.version == 0:
+            raise UnknownUserError(f"no data stored for user {user_id!r}")
+        return state.graph
+
+    def existing_state(self, user_id: str) -> TreeState:
+        """:meth:`state`, or :class:`UnknownUserError` when nothing is stored for the user."""
+        state = self.state(user_id)
+        if state.version == 0:
+            raise UnknownUserError(f"no data stored for user {user_id!r}")
+        return state
+
+    def drop(self, user_id: str) -> None:
+        """Forget the cached tree of a user (the next read loads it from the store)."""
+        self.trees.pop(user_id, None)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def transact(self, user_id: str, work: Work[R]) -> R:
+        """Run ``work`` on the user's tree and commit its change set atomically.
+
+        See :func:`~personatree.engine.transact.run_transaction`.
+        """
+        return run_transaction(self, user_id, work)
+
+    def record_embedder(self) -> None:
+        """Record the embedder in the store before its first write (a no-op after)."""
+        if not self.embedder_recorded:
+            record_embedder(self.store, self.embedder)
+            self.embedder_recorded = True
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` when the engine closes (before the store does)."""
+        self._close_hooks.append(hook)
+
+    def close(self) -> None:
+        """Run the close hooks (write-behind flushes), then close the store."""
+        for hook in self._close_hooks:
+            hook()
+        self.store.close()
+
+
+class HasEngine(Protocol):
+    """Anything that hands out its engine (the :class:`~personatree.api.PersonaTree` facade)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+
+#: What a service accepts: the engine, or the facade that owns one.
+EngineLike = Union[Engine, HasEngine]
+
+
+def engine_of(owner: EngineLike) -> Engine:
+    """The engine itself, or the engine of a facade."""
+    return owner if isinstance(owner, Engine) else owner.engine

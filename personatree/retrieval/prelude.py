@@ -1,0 +1,132 @@
+"""What every recall does before it searches: check, count, embed, route, look up.
+
+Plain recall (:func:`personatree.retrieval.recall_user`) and tiered recall
+(:func:`personatree.tiering.search.tiered_recall`) differ only in which retrieval
+states they search; both start with :func:`prepare_recall` and run the engine's
+search through the :class:`RecallQuery` it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Sequence
+
+import numpy as np
+
+from ..config import RecallConfig
+from ..engine.caches import Slot
+from ..engine.core import Engine, EngineLike, TreeState, engine_of
+from ..errors import InputError
+from ..inputs import check_query
+from ..ports import TokenCounter
+from ..schema import SchemaRegistry
+from ..types import Level, Route
+from .engine import recall_state
+from .result import Recall
+from .router import Router, default_router
+from .state import RetrievalState, state_for, store_archive, store_turn_text
+from .tokens import counter_of, shared_counter
+
+__all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "check_budget"]
+
+# The retrieval state of each user, per engine (indexes, lexical postings, turn keys).
+_STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states")
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """One checked recall request with everything the search needs but the state.
+
+    Attributes
+    ----------
+    query : str
+        The checked query text.
+    qvec : ndarray or None
+        Its embedding (``None``: no dense ranking).
+    route : Route
+    registry : SchemaRegistry
+    counter : TokenCounter
+    budget : int
+    now : datetime
+        When confidences are read and accesses recorded.
+    cfg : RecallConfig
+    levels : sequence of Level or None
+        Only these levels may be shown.
+    """
+
+    query: str
+    qvec: np.ndarray | None
+    route: Route
+    registry: SchemaRegistry
+    counter: TokenCounter
+    budget: int
+    now: datetime
+    cfg: RecallConfig
+    levels: Sequence[Level] | None
+
+    def run(self, state: RetrievalState) -> Recall:
+        """Search ``state`` (select, render and count; see ``recall_state``)."""
+        return recall_state(
+            state, self.query, self.qvec, self.route, registry=self.registry, counter=self.counter,
+            budget=self.budget, now=self.now, cfg=self.cfg, levels=self.levels)
+
+
+def check_budget(budget: object) -> int:
+    """``budget`` if it is a positive integer, else :class:`InputError`."""
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise InputError("budget must be a positive integer")
+    return budget
+
+
+def route_query(engine: Engine, query: str, qvec: np.ndarray) -> Route:
+    """The abstraction level a query needs, as the engine's judge decides it."""
+    # Reuse the query vector when the judge routes with our offline router; any other
+    # judge (an LLM judge) routes its own way.
+    judge = engine.judge
+    router = getattr(judge, "router", None) or getattr(judge, "_router", None)
+    if isinstance(router, Router):
+        return router.route_vector(query, qvec)
+    try:
+        route = judge.route(query)
+    except NotImplementedError:
+        route = None
+    if isinstance(route, Route):
+        return route
+    return default_router(engine.embedder).route_vector(query, qvec)
+
+
+def prepare_recall(
+    engine: Engine,
+    query: str,
+    *,
+    budget: int | None,
+    model: str | None,
+    levels: Sequence[Level] | None,
+) -> RecallQuery:
+    """Check the query and budget, pick the token counter, embed and route the query.
+
+    Raises
+    ------
+    QueryError, InputError
+    """
+    cfg = engine.config.recall
+    q = check_query(query, engine.config.limits)
+    b = check_budget(cfg.budget if budget is None else budget)
+    counter = shared_counter(model) if model else counter_of(engine, cfg.model)
+    qvec = engine.embedder.embed([q])[0]
+    route = route_query(engine, q, qvec)
+    return RecallQuery(q, qvec, route, engine.registry, counter, b, engine.clock.now(), cfg, levels)
+
+
+def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
+    """The engine's cached retrieval state of a user, refreshed to ``st``.
+
+    Call under the engine's lock. Whole turns are read from the store's observation
+    log, and the user's archived leaves (evidence the tree's bounds took out of it)
+    are searched too.
+    """
+    engine = engine_of(tree)
+    cache = engine.caches.get(_STATES, dict)
+    return state_for(cache, user_id, st.graph, st.version, store_turn_text(engine.store, user_id),
+                     store_archive(engine.store, user_id))
