@@ -1,4 +1,4 @@
-"""Confidence in log-odds with schema-dependent decay (DESIGN.md, "confidence").
+"""Confidence in log-odds with schema-dependent decay (ARCHITECTURE.md, "confidence").
 
 All functions are pure: they take the stored state and a time and return values.
 With ℓ the logit, ℓ₀ the schema prior, h the schema half-life and Δt the time since

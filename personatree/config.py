@@ -113,7 +113,7 @@ class InputLimits(_Frozen):
 
 
 class ConsolidationConfig(_Frozen):
-    """Parameters of the offline consolidation job (DESIGN.md, "offline consolidation").
+    """Parameters of the offline consolidation job (ARCHITECTURE.md, "offline consolidation").
 
     Attributes
     ----------

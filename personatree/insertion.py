@@ -1,4 +1,4 @@
-"""Validator-gated conservative insertion (DESIGN.md, "conservative insertion").
+"""Validator-gated conservative insertion (ARCHITECTURE.md, "conservative insertion").
 
 A new leaf is offered to the mids it may support (κ = 1), most similar first. The
 judge labels each pair with ψ ∈ [−1, 1]; the match is ``κ·(a·ψ + b·sim)``.

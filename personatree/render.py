@@ -96,7 +96,8 @@ def _line(node: Node, registry: SchemaRegistry, now: datetime, graph: MemoryGrap
     limit = 110
     text = node.content
     if tl is not None and tl.contradicted:
-        latest = graph.node(tl.latest_conflict) if graph and tl.latest_conflict in graph else None
+        nid = tl.latest_conflict
+        latest = graph.node(nid) if graph is not None and nid is not None and nid in graph else None
         if tl.changed:
             if tl.support_first is not None and tl.support_last is not None:
                 span = format_span(tl.support_first, tl.support_last)

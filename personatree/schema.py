@@ -2,7 +2,7 @@
 
 A schema type says at which levels it may occur, how fast confidence in it decays,
 its prior, example sentences for offline classifiers, and which parent types it may
-support (the compatibility predicate κ of DESIGN.md). The registry is validated when
+support (the compatibility predicate κ of ARCHITECTURE.md). The registry is validated when
 loaded; a broken file raises :class:`~personatree.errors.SchemaError` naming the file,
 the type and the field.
 """

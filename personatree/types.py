@@ -317,7 +317,7 @@ class Route:
     Attributes
     ----------
     level : Level
-        The level the query needs (L, M or R in DESIGN.md).
+        The level the query needs (L, M or R in ARCHITECTURE.md).
     probabilities : Mapping[Level, float]
         Class probabilities, summing to 1.
     schema_types : tuple of str

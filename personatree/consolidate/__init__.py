@@ -1,4 +1,4 @@
-"""Offline consolidation (DESIGN.md, "offline consolidation").
+"""Offline consolidation (ARCHITECTURE.md, "offline consolidation").
 
 A periodic pass per user that clusters orphan leaves into mids (HDBSCAN over a mixed
 cosine / schema / time distance), promotes strong, long-standing mids into roots, and

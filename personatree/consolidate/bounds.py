@@ -13,7 +13,7 @@ Each step mutates the *scratch copy* the planner works on and returns report ent
 the decisions themselves are small pure functions (:func:`is_stale`, :func:`trim_split`,
 :func:`merged_logit`).
 
-Decay is *not* written: confidence decays lazily from ``t_last`` (DESIGN.md), so
+Decay is *not* written: confidence decays lazily from ``t_last`` (ARCHITECTURE.md), so
 every decision here reads confidence at ``now`` and the stored logits stay as they are.
 Rewriting a logit to ``now`` would either decay it twice on the next read or, if
 ``t_last`` moved to ``now``, falsify the evidence span that root promotion relies on;

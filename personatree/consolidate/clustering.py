@@ -78,10 +78,10 @@ class ClusterParams:
     exact_memory_mb: int = 1024
 
 
-def _hdbscan(matrix: object, params: ClusterParams, min_samples: int) -> np.ndarray:
+def _hdbscan(matrix: "np.ndarray | sp.csr_matrix", params: ClusterParams, min_samples: int) -> np.ndarray:
     import hdbscan  # imported lazily: it pulls numba-free but heavy sklearn parts
 
-    labels = np.full(np.shape(matrix)[0], -1, dtype=np.int64)
+    labels = np.full(matrix.shape[0], -1, dtype=np.int64)
     for single in (False, True):
         model = hdbscan.HDBSCAN(
             metric="precomputed",

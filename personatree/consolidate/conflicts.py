@@ -185,7 +185,7 @@ def retract_changed(
     root, and the root takes back the evidence the mid lent it (a negative ψ of the
     same size, at the time of the change). A root then left with fewer than
     ``min_root_mids`` supporting mids, or below θ_prune, is removed; its mids stay as
-    local patterns (DESIGN.md: pruned roots keep their mids).
+    local patterns (ARCHITECTURE.md: pruned roots keep their mids).
 
     Returns
     -------

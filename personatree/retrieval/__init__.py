@@ -1,4 +1,4 @@
-"""Query-conditioned path retrieval (DESIGN.md, "query-conditioned path retrieval").
+"""Query-conditioned path retrieval (ARCHITECTURE.md, "query-conditioned path retrieval").
 
 ``recall_user`` routes the query to an abstraction level, scores nodes by dense and
 lexical relevance fused by RRF, packs support-path views (root alone, root + mid,

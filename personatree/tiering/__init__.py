@@ -1,4 +1,4 @@
-"""HMO tiering (DESIGN.md, "HMO tiering"): a persona-driven hot cache over the tree.
+"""HMO tiering (ARCHITECTURE.md, "HMO tiering"): a persona-driven hot cache over the tree.
 
 The roots (and strong mids) define the persona vector P; each node's priority
 S_m = (α·I_m + β·Sim(m,P))·ln(2+C_m)·exp(−λ·Δt/ln(2+C_m)) ranks it into tier 1 (always

@@ -1,4 +1,4 @@
-"""``TieringConfig``: sizes and weights of the HMO tiers (DESIGN.md, "HMO tiering").
+"""``TieringConfig``: sizes and weights of the HMO tiers (ARCHITECTURE.md, "HMO tiering").
 
 Defined in :mod:`personatree.config` with the other configuration models; this is
 its documented home inside the tiering package.

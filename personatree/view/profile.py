@@ -3,7 +3,7 @@
 When the tree offers ``tree.profile(user_id)`` (the tiered profile of the retrieval
 component) that is used as is. Until then the block is built here from the tree's own
 claims: the top roots, then the top mids, by confidence read now — the compressed
-persona the tree maintains (DESIGN.md: "the tree's own claims are the persona").
+persona the tree maintains (ARCHITECTURE.md: "the tree's own claims are the persona").
 """
 
 from __future__ import annotations
