@@ -32,16 +32,16 @@ from .errors import (
     EmbedderError,
     InputError,
     InvariantError,
-    JudgeError as JudgeError,
-    JudgeOutputError as JudgeOutputError,
-    JudgeTimeoutError as JudgeTimeoutError,
+    JudgeError,
+    JudgeOutputError,
+    JudgeTimeoutError,
     MessageError,
     MigrationError,
     NotFoundError,
     PersonaTreeError,
-    ProviderError as ProviderError,
+    ProviderError,
     QueryError,
-    RateLimitError as RateLimitError,
+    RateLimitError,
     SchemaError,
     StaleStateError,
     StoreBusyError,
@@ -53,11 +53,11 @@ from .explanation import Explanation
 from .graph import MemoryGraph
 from .judge import OfflineJudge
 from .ports import ChangeSet, Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
-from .portability import ImportReport as ImportReport
-from .retrieval.result import Recall as Recall
+from .portability import ImportReport
+from .retrieval.result import Recall
 from .schema import SchemaRegistry, SchemaType
-from .store import open_store as open_store
-from .tiering.profile import Profile as Profile
+from .store import open_store
+from .tiering.profile import Profile
 from .types import (
     Edge,
     EdgeKind,
@@ -102,6 +102,12 @@ __all__ = [
     "InputLimits",
     "ForgetReport",
     "RebuildReport",
+    "open_store",
+    # results
+    "Recall",
+    "Profile",
+    "ConsolidationPlan",
+    "ImportReport",
     # the data
     "Level",
     "EdgeKind",
@@ -150,5 +156,10 @@ __all__ = [
     "StaleStateError",
     "MigrationError",
     "EmbedderError",
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeTimeoutError",
+    "ProviderError",
+    "RateLimitError",
     "__version__",
 ]

@@ -16,7 +16,9 @@ PINNED = {
     "SentenceTransformerEmbedder", "OfflineJudge", "HashingEmbedder", "SystemClock", "FixedClock", "PersonaTreeError",
     "ConfigError", "SchemaError", "InputError", "MessageError", "QueryError", "NotFoundError",
     "UnknownUserError", "UnknownNodeError", "InvariantError", "StoreError", "StoreBusyError",
-    "StaleStateError", "MigrationError", "EmbedderError", "__version__",
+    "StaleStateError", "MigrationError", "EmbedderError", "JudgeError", "JudgeOutputError",
+    "JudgeTimeoutError", "ProviderError", "RateLimitError", "Recall", "Profile", "ConsolidationPlan",
+    "ImportReport", "open_store", "__version__",
 }
 
 
