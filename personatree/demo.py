@@ -92,10 +92,7 @@ def run_demo(path: str | Path, console: Console | None = None, *, reset: bool = 
     if claims:
         best = max(claims, key=lambda n: (n.n_support, n.t_last))
         con.print(Panel(Text(tree.explain(user, best.id).render()), title=f"explain {best.id}", expand=False))
-    try:
-        rec = tree.recall(user, "Would Maya enjoy a hiking holiday?", budget=300)
-        con.print(Panel(Text(rec.text), title=f"recall: 'Would Maya enjoy a hiking holiday?' ({rec.tokens} tokens)",
-                        expand=False))
-    except ImportError:
-        pass
+    rec = tree.recall(user, "Would Maya enjoy a hiking holiday?", budget=300)
+    con.print(Panel(Text(rec.text), title=f"recall: 'Would Maya enjoy a hiking holiday?' ({rec.tokens} tokens)",
+                    expand=False))
     return tree
