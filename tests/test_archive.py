@@ -312,3 +312,25 @@ def test_the_checksum_covers_the_archive(fresh: Any) -> None:
     # digest must see it.
     tree.forget("ana", archived[0])
     assert tree.store.checksum("ana") != before
+
+
+def test_a_long_import_offers_its_old_leaves_to_clustering_before_they_go_stale(
+    hashing: HashingEmbedder, registry: SchemaRegistry
+) -> None:
+    # Three years observed at once and consolidated once: the first two years are
+    # older than T_orphan (365 days) against the latest activity. They were never
+    # offered to clustering, so they must form patterns like the last year's, not go
+    # to the archive unseen (consolidating after every session would have clustered
+    # them while they were recent).
+    tree = make_tree(MemoryStore(), hashing, registry)
+    items = stream(150)
+    tree.observe_many("ana", items)
+    plan = tree.consolidate("ana", now=T0 + timedelta(days=3 * 365 + 5))
+    by_id = {n.id: n for n in [*tree.graph("ana").nodes(Level.LEAF), *tree.store.archive("ana")]}
+    latest = max(n.t_last for n in by_id.values())
+    old = {i for i, n in by_id.items() if (latest - n.t_last).days > 365}
+    clustered = {m for mid in plan.new_mids for m in mid.member_ids}
+    assert len(old) > len(by_id) / 2
+    assert len(clustered & old) >= len(clustered) / 3
+    # What did not form a pattern still goes stale (into the archive, not away).
+    assert {d.node_id for d in plan.deletions} <= old - clustered

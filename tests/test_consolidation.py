@@ -106,8 +106,10 @@ def test_plan_never_mutates_the_graph_and_a_changed_graph_refuses_it(registry, e
 
 
 def test_growth_bounds_prune_delete_and_cap(registry, embedder, judge) -> None:
-    old = planted_leaves(1, 6, T0 - timedelta(days=500), seed=3, span_days=3.0)
-    old = [type(x)(x.content, "event", x.at, x.session_id, -1) for x in old[:1]]  # one stale orphan
+    # One stale orphan that nothing later corroborates (an old mention of a current
+    # pattern would join it: a pass offers orphans to clustering before they go stale).
+    old = [type(x)(x.content, "event", x.at, x.session_id, -1)
+           for x in noise_leaves(1, T0 - timedelta(days=500), seed=3)]
     leaves = old + planted_leaves(2, 30, T0, seed=3)
     g = build_graph("u", leaves, registry, embedder=embedder)
     c = consolidator(registry, judge, embedder, k_leaves=10)

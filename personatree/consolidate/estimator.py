@@ -144,9 +144,12 @@ class Consolidator:
         digest = graph_digest(graph)
         g = graph.copy()
         prunes = prune_roots(g, self.registry, now, cfg.theta_prune)
-        deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
         separate_stances(g, self.registry, self.confidence)
         clusters, new_mids = self._form_mids(g, now)
+        # An orphan goes stale only after it was offered to clustering: a history
+        # imported in one go has never been, and dropping its old leaves first would
+        # leave the tree of a long import almost empty (everything in the archive).
+        deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
         merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip,
                                           ratio=cfg.coalesce_ratio)
         merge_prunes += retract_changed(g, now, cfg, self.registry, self.confidence)
