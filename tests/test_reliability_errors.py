@@ -279,6 +279,17 @@ def test_rebuild_of_a_damaged_journal_is_a_typed_error(hparts: Any, registry: Sc
 # -- delete_user with vacuum on a busy store --------------------------------------------------
 
 
+def _delete_while_read(tree: PersonaTree, path: Path) -> None:
+    """Delete ana with a vacuum while another connection reads: the delete commits and
+    the vacuum is left pending."""
+    reader = _reader(path)
+    try:
+        with pytest.raises(VacuumPendingError):
+            tree.delete_user("ana", vacuum=True)
+    finally:
+        reader.close()
+
+
 def _reader(path: Path) -> sqlite3.Connection:
     """Another connection in the middle of a read: it pins the WAL."""
     conn = sqlite3.connect(str(path), isolation_level=None)
@@ -327,12 +338,7 @@ def test_delete_user_vacuum_on_a_busy_store_reports_and_finishes_later(busy_stor
 
 def test_pending_vacuum_finishes_on_the_next_write(busy_store: tuple[PersonaTree, Path]) -> None:
     tree, path = busy_store
-    reader = _reader(path)
-    try:
-        with pytest.raises(VacuumPendingError):
-            tree.delete_user("ana", vacuum=True)
-    finally:
-        reader.close()
+    _delete_while_read(tree, path)
     tree.observe("bo", "I play the cello on Tuesdays.", at=T0 + timedelta(days=1))
     assert tree.store.pending_vacuum() is False
     assert not _has_secret(path)
@@ -341,12 +347,7 @@ def test_pending_vacuum_finishes_on_the_next_write(busy_store: tuple[PersonaTree
 def test_pending_vacuum_finishes_on_the_next_open(busy_store: tuple[PersonaTree, Path], hparts: Any,
                                                   registry: SchemaRegistry) -> None:
     tree, path = busy_store
-    reader = _reader(path)
-    try:
-        with pytest.raises(VacuumPendingError):
-            tree.delete_user("ana", vacuum=True)
-    finally:
-        reader.close()
+    _delete_while_read(tree, path)
     tree.close()
     again = make_tree(path, hparts, registry)
     try:

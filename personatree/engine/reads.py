@@ -19,7 +19,9 @@ from ..inputs import ensure_iterable
 from ..render import node_confidence, shown_confidence, tree_text
 from ..timeline import node_timeline
 from ..types import EdgeKind, Level, Node, SearchHit
+from .caches import Slot
 from .core import Engine
+from .sources import store_archive
 
 __all__ = ["as_level", "as_levels", "graph_copy", "node_copy", "node_copies", "search_user", "explain_node",
            "render_user", "user_stats", "confidence_of"]
@@ -105,9 +107,22 @@ def search_user(engine: Engine, user_id: str, query: str, k: int, levels: list[L
         return out
 
 
+#: Each user's archived leaves as last read: a search lists the archive's ids and reads
+#: only the leaves it does not know yet (archived leaves never change).
+_ARCHIVE: Slot[dict[str, dict[str, Node]]] = Slot("archived leaves")
+
+
 def archived_leaves(engine: Engine, user_id: str, graph: MemoryGraph) -> list[Node]:
     """The user's archived leaves (an id both archived and in the tree is the tree's)."""
-    return [n for n in engine.store.archive(user_id) if n.id not in graph]
+    known = engine.caches.get(_ARCHIVE, dict)
+    current = store_archive(engine.store, user_id)(known.get(user_id, {}))
+    # Held only while the store lists them: a forgotten leaf or a deleted user's
+    # archive leaves this cache on the next read, as it leaves the retrieval state.
+    if current:
+        known[user_id] = current
+    else:
+        known.pop(user_id, None)
+    return [n for n in current.values() if n.id not in graph]
 
 
 def archive_hits(nodes: Iterable[Node], query: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -30,7 +30,7 @@ from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
 from ..text import is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
-from .sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
+from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
 __all__ = [
     "LevelArrays",

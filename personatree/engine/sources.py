@@ -1,9 +1,10 @@
-"""Where a retrieval state reads what the tree does not hold: whole turns and the archive.
+"""Where reads of a user find what the tree does not hold: whole turns and the archive.
 
 A turn is indexed lexically by its whole message as observed, read from the
 observation log through a :data:`TurnText` loader; the user's archive (leaves that
 consolidation's bounds took out of the tree) is read through an
-:data:`ArchiveSource`. See :mod:`personatree.retrieval.state`.
+:data:`ArchiveSource`. Used by the retrieval state (:mod:`personatree.retrieval.state`)
+and by the engine's own reads (search over archived leaves).
 """
 
 from __future__ import annotations
