@@ -40,6 +40,7 @@ __all__ = [
     "STANCE_PHRASE_NEG_RE",
     "COMPOUND_NOT_AFFECT_RE",
     "STOP_EXTRA_RE",
+    "NEGATED_START_RE",
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
@@ -364,7 +365,13 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 # moved".
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
-    r"(?:\w+ ){1,5}since\b"
+    r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
+)
+# A start verb under a negation took nothing up ("I never started", "I haven't joined").
+NEGATED_START_RE: re.Pattern[str] = re.compile(
+    r"\b(?:never|not|n't|haven't|hasn't|didn't|don't|won't)\s+(?:\w+\s+){0,2}?"
+    r"(?:started|begun|began|took up|taken up|picked up|got into|gotten into|getting into|"
+    r"signed up for|joined)\b"
 )
 # Affect words inside a compound noun carry no stance ("my best friend", "good
 # morning"): they are blanked before the stance is read.

@@ -28,6 +28,7 @@ from ..lexicons import (
     LIKE_FORMS,
     LIKE_SUBJECTS,
     NEG_EXEMPT,
+    NEGATED_START_RE,
     NEGATORS,
     POSITIVE_NEGATED,
     RARE_WORDS,
@@ -272,8 +273,9 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
 
     ``"stopped"`` when it ends something (an uncancelled cessation phrase of
     :func:`find_cessation`, "I'm over spin classes", "I haven't played tennis since I
-    moved"); ``"started"`` when it takes something up ("I've started swimming", "I took
-    up yoga", "I've gone vegan"); else the polarity of :func:`analyze_stance` plus
+    moved", "I haven't played chess in years"); ``"started"`` when it takes something
+    up ("I've started swimming", "I took up yoga", "I've gone vegan") and no negation
+    denies it ("I never took up golf" is not a start); else the polarity of :func:`analyze_stance` plus
     stance idioms ("can't bear", "drives me up the wall", "means the world to me"):
     ``"positive"`` or ``"negative"``; a negation of the statement itself or a frequency
     word that denies a habit ("I don't own a car", "I rarely watch TV") is
@@ -306,7 +308,8 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
             return "stopped"
         toks_all = tokens if tokens is not None else tokenize(low)
-        if START_RE.search(low) is not None and has_first_person(toks_all):
+        if (START_RE.search(low) is not None and NEGATED_START_RE.search(low) is None
+                and has_first_person(toks_all)):
             return "started"
     pos = STANCE_PHRASE_POS_RE.search(low) is not None
     neg = STANCE_PHRASE_NEG_RE.search(low) is not None
