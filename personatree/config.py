@@ -272,6 +272,19 @@ class RecallConfig(_Frozen):
         Relevance multiplier for disposition leaves under such queries: a stated habit
         or constraint ("I avoid loud crowded bars") bears on advice that shares few
         words with it.
+    change_weight : float
+        The user's statements of a change in their circumstances or habits
+        (``text.is_change``) nearest the query add this much to the fused score of
+        the first (less for the next): a question that depends on a change shares few
+        words with it, and the habit it ended would otherwise be shown alone.
+    change_k : int
+        How many change statements may get that bonus per query (also their RRF
+        constant).
+    change_floor : float
+        Least cosine with the query for a change statement to get it.
+    change_ratio : float
+        ... and least share of the best leaf's cosine, so that a query nothing of the
+        person's changes bears on is left alone.
     long_query_tokens : int
         Query length (BM25 tokens) at which the lexical weight reaches
         ``long_query_lexical_weight``; from half this length up it rises linearly from
@@ -306,6 +319,10 @@ class RecallConfig(_Frozen):
     disposition_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     disposition_k: int = Field(default=2, ge=1)
     disposition_boost: float = Field(default=1.3, ge=1.0, le=3.0)
+    change_weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    change_k: int = Field(default=1, ge=1)
+    change_floor: float = Field(default=0.15, ge=-1.0, le=1.0)
+    change_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
     long_query_tokens: int = Field(default=20, ge=2)
     long_query_lexical_weight: float = Field(default=3.0, ge=0.0)
     neighbour_share: float = Field(default=0.7, ge=0.0, le=1.0)

@@ -41,6 +41,7 @@ __all__ = [
     "COMPOUND_NOT_AFFECT_RE",
     "STOP_EXTRA_RE",
     "NEGATED_START_RE",
+    "CHANGE_OF_STATE_RE",
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
@@ -366,6 +367,19 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
     r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
+)
+# A change in the speaker's circumstances told in one statement: a move, a job or
+# relationship that began or ended, a diagnosis or injury that rules something out,
+# a habit given up. Recall treats such statements as pivotal evidence about the person
+# (retrieval.scoring), since what they change is asked about in other words later.
+CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
+    r"\b(?:moved (?:to|into|out|back|away|abroad|house|in with)|relocat(?:ed|ing)|emigrated|"
+    r"new (?:job|role|position|flat|house|apartment|place)|(?:quit|left) (?:my|the) (?:job|post|company|team)|"
+    r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped)|promoted to|retired|laid off|"
+    r"switched (?:to|jobs|careers|teams)|divorc(?:e|ed)|broke up|split up|separated|proposed|pregnant|"
+    r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
+    r"(?:broke|tore|injured|hurt) my|surgery|sober|cut out|cut back on|gave up|given up|"
+    r"no longer|any ?more|these days|for good|from now on)\b"
 )
 # A start verb under a negation took nothing up ("I never started", "I haven't joined").
 NEGATED_START_RE: re.Pattern[str] = re.compile(

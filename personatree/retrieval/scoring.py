@@ -34,6 +34,7 @@ __all__ = [
     "claim_relevance",
     "calibrated",
     "disposition_bonus",
+    "change_bonus",
 ]
 
 
@@ -223,7 +224,49 @@ def _leaf_bonuses(
         ranked = [arr.ids[int(row)] for row in rows[top_k(leaf_cos[rows], pool)]]
         for x, bonus in disposition_bonus(ranked, cfg).items():
             fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
+    for x, bonus in change_bonus(state, leaf_cos, arr, cfg).items():
+        fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
     return lent
+
+
+def change_bonus(
+    state: RetrievalState, leaf_cos: np.ndarray, arr: LevelArrays, cfg: RecallConfig
+) -> dict[str, float]:
+    """Bonus of the statements of change nearest the query, on the [0, 1] fused scale.
+
+    A change in the person's circumstances or habits ("I gave up running after the
+    operation", "We moved inland") is what a later question about them depends on,
+    usually in other words than the ones that name it ("Should I sign them up for the
+    fun run?"), so the statements that say it rarely rank among the best matches
+    while the older habit they end does. The few change statements closest to the
+    query (cosine at least ``cfg.change_floor`` and ``cfg.change_ratio`` of the best
+    leaf's) get ``cfg.change_weight``, decaying as :func:`disposition_bonus` does.
+
+    Parameters
+    ----------
+    state : RetrievalState
+    leaf_cos : ndarray
+        Cosine of every leaf row with the query.
+    arr : LevelArrays
+        The leaf level's rows.
+    cfg : RecallConfig
+
+    Returns
+    -------
+    dict of str to float
+    """
+    rows = state.change_rows
+    if cfg.change_weight <= 0.0 or not rows.size or not leaf_cos.size:
+        return {}
+    floor = max(cfg.change_floor, cfg.change_ratio * float(leaf_cos.max()))
+    cos = leaf_cos[rows]
+    keep = rows[cos >= floor]
+    if not keep.size:
+        return {}
+    best = keep[top_k(leaf_cos[keep], cfg.change_k)]
+    ranked = [arr.ids[int(row)] for row in best]
+    scale = cfg.change_weight * (cfg.change_k + 1)
+    return {x: v * scale for x, v in rrf([ranked], cfg.change_k).items()}
 
 
 def _closest_leaf(

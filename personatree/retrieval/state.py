@@ -28,7 +28,8 @@ import numpy as np
 
 from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
-from ..text import is_disposition
+from ..stance import stance_of
+from ..text import is_change, is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
@@ -111,6 +112,10 @@ class RetrievalState:
     # their rows in the leaf matrix: a third retriever for questions about the person.
     dispositions: set[str] = field(default_factory=set)
     disposition_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Leaves telling a change in the speaker's circumstances or habits (text.is_change),
+    # and their rows: what a later question about the person depends on most.
+    changes: set[str] = field(default_factory=set)
+    change_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # Scenes: the session of each turn, the turns of each session, and per session the
     # (previous, next) turn of each, in time order. A session's order is built on first
     # use and dropped only when one of its turns changes, so an observe does not make
@@ -254,6 +259,7 @@ class RetrievalState:
         level = sig[0]  # type: ignore[index]
         if level is Level.LEAF:
             self.dispositions.discard(nid)
+            self.changes.discard(nid)
             tk = self.turn_of.pop(nid, None)
             if tk is not None:
                 members = self.turn_leaves.get(tk, [])
@@ -267,6 +273,8 @@ class RetrievalState:
         if n.level is Level.LEAF:
             if is_disposition(n.content):
                 self.dispositions.add(n.id)
+            if is_change(n.content, stance_of(n.attributes)):
+                self.changes.add(n.id)
             tk = turn_key(n)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])
@@ -341,6 +349,9 @@ class RetrievalState:
         leaf_row = self.arrays[Level.LEAF].row
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
+        )
+        self.change_rows = np.fromiter(
+            sorted(leaf_row[x] for x in self.changes if x in leaf_row), np.int64
         )
 
     def _with_archive(

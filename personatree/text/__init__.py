@@ -22,7 +22,7 @@ One module a concept, each importing only the ones above it in this list:
 - :mod:`~personatree.text.cues`: :func:`is_informative` and :func:`informative_part`
   (keep what a speaker says about themself and their life, drop greetings, fillers,
   reactions and questions to the other party), :func:`is_question`,
-  :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`.
+  :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`, :func:`is_change`.
 - :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
@@ -37,6 +37,7 @@ from __future__ import annotations
 from ..lexicons import STOPWORDS
 from .cues import (
     informative_part,
+    is_change,
     is_disposition,
     is_informative,
     is_question,
@@ -61,6 +62,7 @@ __all__ = [
     "content_lemmas",
     "has_first_person",
     "is_request",
+    "is_change",
     "is_disposition",
     "looks_like_code",
     "is_question",

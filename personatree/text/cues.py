@@ -15,6 +15,7 @@ from ..lexicons import (
     ADVERBS,
     AFFECT_NEG,
     AFFECT_POS,
+    CHANGE_OF_STATE_RE,
     DISPOSITION_MARKERS,
     FILLERS,
     FILLER_PHRASE_RE,
@@ -248,6 +249,38 @@ def is_disposition(sentence: str, tokens: list[str] | None = None) -> bool:
     if _CHOICE_RE.search(sentence) is not None or _FIND_IT_RE.search(sentence) is not None:
         return True
     return analyze_stance(sentence, toks).stance != 0
+
+
+def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None = None) -> bool:
+    """Whether a sentence tells a change in the speaker's own circumstances or habits.
+
+    A stop or a start ("I gave up chess", "I took up rowing"), or a change of state in
+    the speaker's life: a move, a job or relationship begun or ended, a diagnosis or
+    injury, a habit dropped ("We moved to the coast in spring", "I got promoted to
+    team lead", "Turns out I'm allergic to nuts"). Questions and sentences without
+    the speaker in them never count.
+
+    Parameters
+    ----------
+    sentence : str
+    stance : str, optional
+        The sentence's stance label when the caller already has it (a leaf's stored
+        stance); else only the words are read.
+    tokens : list of str, optional
+        ``tokenize(sentence)`` when the caller already has it.
+
+    Returns
+    -------
+    bool
+    """
+    if sentence.rstrip().endswith("?"):
+        return False
+    toks = tokens if tokens is not None else tokenize(sentence)
+    if not has_first_person(toks):
+        return False
+    if stance in ("stopped", "started"):
+        return True
+    return CHANGE_OF_STATE_RE.search(normalize(sentence)) is not None
 
 
 def _negated_habit(toks: list[str]) -> bool:
