@@ -1,0 +1,126 @@
+"""Statements of a change in the person's life reach recall for questions that depend on them.
+
+A habit stated a few times and then ended in one statement ("I sold my bike after the
+crash") is asked about later in other words ("a helmet for the commute"): the old
+statements match the question, the change does not. Recall gives the change
+statements nearest the query a bonus, so the change is shown with the habit it ends.
+Real packaged embedder, offline judge and a real SQLite file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from personatree import PersonaTree, PersonaTreeConfig, Recall
+from personatree.types import Level
+from personatree.text import is_change
+
+CHANGE = "I gave up the pool for good after the operation on my ear."
+HABIT = [
+    "I swim laps at the lido before work, forty lengths most days.",
+    "Swimming in the open-air pool at sunrise is my favourite thing.",
+    "I finally beat my best time for a kilometre of front crawl.",
+]
+OTHER = [
+    "My sister is visiting from Porto next month.",
+    "I finished a thousand-piece puzzle of a lighthouse last night.",
+    "The new bakery on our street does a great sourdough.",
+    "Work has been busy with the quarterly reports.",
+    "I'm reading a long novel about a family of sailors.",
+    "We repainted the kitchen a pale green colour.",
+    "My neighbour's cat keeps sleeping on our doormat.",
+    "I watched a documentary about deep sea creatures.",
+    "Our team won the pub quiz on Thursday.",
+    "I planted tomatoes and basil on the balcony.",
+    "The dentist said my teeth look fine.",
+    "I'm learning a few words of Japanese with an app.",
+    "My parents celebrated their anniversary with a dinner.",
+    "I found an old photo album in the attic.",
+    "We had a barbecue with friends from college.",
+    "I baked a lemon cake for a colleague's birthday.",
+    "The concert in the park was lovely despite the rain.",
+    "I reorganised my bookshelves by colour.",
+    # Close to the question in words or meaning, and no change of anything.
+    "We had pizza on the roof terrace with the neighbours.",
+    "A good present for my dad is always a book about trains.",
+    "I cleaned out the garage and found my old skateboard.",
+    "We got the twins matching raincoats as a gift.",
+    "I love wrapping presents with brown paper and string.",
+    "The shop by the harbour sells lovely handmade gifts.",
+]
+QUESTION = "Would a waterproof stopwatch make a good gift for them?"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I gave up chess when the club closed.", True),
+        ("We moved to a village by the coast in spring.", True),
+        ("I got promoted to team lead last week.", True),
+        ("Turns out I'm allergic to peanuts.", True),
+        ("My partner and I broke up in the summer.", True),
+        ("I took up rowing on Sundays.", True),
+        ("I play chess at the club on Tuesdays.", False),
+        ("I love the coast in spring.", False),
+        ("Did you move to a new flat?", False),
+        ("She moved to Lisbon last year.", False),
+    ],
+)
+def test_is_change(sentence: str, expected: bool) -> None:
+    from personatree.text.stance import stance_label
+
+    assert is_change(sentence, stance_label(sentence)) is expected
+
+
+def _fill(tree: PersonaTree, user: str) -> None:
+    t0 = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
+    items = []
+    others = iter(OTHER)
+    for week, text in enumerate(HABIT + [CHANGE]):
+        at = t0 + timedelta(weeks=3 * week)
+        items.append({"messages": [{"role": "user", "content": text}], "at": at})
+        for day in range(1, 7):
+            other = next(others, None)
+            if other is not None:
+                items.append({"messages": [{"role": "user", "content": other}], "at": at + timedelta(days=day)})
+    tree.observe_many(user, sorted(items, key=lambda x: x["at"]))
+    tree.consolidate(user, now=t0 + timedelta(weeks=12))
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, PersonaTree]]:
+    base = Path(tmp_path_factory.mktemp("change"))
+    off = PersonaTreeConfig().model_copy(deep=True)
+    off = off.model_copy(update={"recall": off.recall.model_copy(update={"change_weight": 0.0})})
+    on = PersonaTree.open(base / "memory.db")
+    _fill(on, "ana")
+    # The same store read with the bonus off.
+    trees = {"on": on, "off": PersonaTree.open(base / "memory.db", off, embedder=on.embedder)}
+    yield trees
+    for tree in trees.values():
+        tree.close()
+
+
+@pytest.mark.parametrize("budget", [120, 300])
+def test_the_change_comes_with_the_habit_it_ends(stores: dict[str, PersonaTree], budget: int) -> None:
+    rec = stores["on"].recall("ana", QUESTION, budget=budget)
+    assert rec.tokens <= budget
+    assert CHANGE in rec.text
+
+
+def _relevance(tree: PersonaTree, rec: Recall, text: str) -> float:
+    ids = {n.id for n in tree.nodes("ana", Level.LEAF) if n.content == text}
+    return max((it.relevance for it in rec.items if it.node_id in ids), default=0.0)
+
+
+def test_the_bonus_raises_the_change_above_statements_that_change_nothing(stores: dict[str, PersonaTree]) -> None:
+    # On its own words the change competes with statements that match the question as
+    # well and change nothing; the bonus puts it first among the evidence.
+    on = stores["on"].recall("ana", QUESTION, budget=1000)
+    off = stores["off"].recall("ana", QUESTION, budget=1000)
+    assert _relevance(stores["on"], on, CHANGE) > _relevance(stores["off"], off, CHANGE)
+    assert _relevance(stores["on"], on, CHANGE) == max(it.relevance for it in on.items if it.level is Level.LEAF)
