@@ -1,0 +1,13 @@
+"""The Redis side of the shared hot tier (adapters): the client and the entry's wire form.
+
+What goes into an entry and how recall uses it is tiering's business
+(:mod:`personatree.tiering.shared`); this package only stores and reads entries.
+Needs the ``redis`` extra (redis-py).
+"""
+
+from __future__ import annotations
+
+from .client import HotTierUnavailable, RedisHot
+from .entry import HotEntry, decode_entry, decode_gate, encode_entry
+
+__all__ = ["HotTierUnavailable", "RedisHot", "HotEntry", "encode_entry", "decode_entry", "decode_gate"]
