@@ -1,7 +1,8 @@
 """A real Redis for the tests: Debian's ``redis-server`` on 127.0.0.1, on a free port.
 
 No persistence (``--save '' --appendonly no``), its own temporary folder, stopped
-at the end of the test. The tests that use it are skipped when ``redis-server``
+at the end of the test. ``--rdbcompression no`` keeps ``DUMP`` payloads
+uncompressed, so a test that looks for a user's text in them can find it. The tests that use it are skipped when ``redis-server``
 is not installed, unless ``PERSONATREE_REQUIRE_REDIS=1`` (CI), where they fail.
 """
 
@@ -45,6 +46,7 @@ class RedisServer:
         """Start the server and wait until it answers PING."""
         self.proc = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--rdbcompression", "no",
              "--dir", self.dir, "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         import redis

@@ -8,6 +8,7 @@ Needs the ``redis`` extra (redis-py).
 from __future__ import annotations
 
 from .client import HotTierUnavailable, RedisHot
-from .entry import HotEntry, decode_entry, decode_gate, encode_entry
+from .entry import HOT_FIELDS, HotEntry, decode_entry, decode_gate, decode_heads, encode_entry
 
-__all__ = ["HotTierUnavailable", "RedisHot", "HotEntry", "encode_entry", "decode_entry", "decode_gate"]
+__all__ = ["HotTierUnavailable", "RedisHot", "HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate",
+           "decode_heads"]

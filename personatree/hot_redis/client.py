@@ -120,15 +120,18 @@ class RedisHot:
             args.extend((k, v))
         return bool(self._call(self._put, [self.key(user_id)], args))
 
-    def get(self, user_id: str) -> dict[str, bytes] | None:
-        """The user's entry fields (renewing its TTL), or ``None`` when there is none."""
+    def get(self, user_id: str, names: tuple[str, ...]) -> dict[str, bytes] | None:
+        """Fields ``names`` of the user's entry (renewing its TTL), or ``None`` when
+        there is no entry. A missing field is left out."""
 
         def run() -> dict[str, bytes] | None:
             pipe = self.client.pipeline(transaction=True)
-            pipe.hgetall(self.key(user_id))
+            pipe.hmget(self.key(user_id), ["v", *names])
             pipe.expire(self.key(user_id), self.ttl_s)
             raw, _ = pipe.execute()
-            return {k.decode(): v for k, v in raw.items()} if raw else None
+            if raw[0] is None:
+                return None
+            return {k: v for k, v in zip(("v", *names), raw) if v is not None}
 
         out: dict[str, bytes] | None = self._call(run)
         return out

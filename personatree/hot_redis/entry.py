@@ -9,6 +9,8 @@ An entry is built from one store version of the user's tree and holds:
 * ``gate``: the drift gate's state (the anchored persona vector's re-rank count
   and the configuration fingerprint the tiers were ranked under);
 * ``anchor``: the anchored persona vector P (float32 bytes);
+* ``heads``: the headers of every other node of the tree (importance, Sim(m, P),
+  C_m, t_last), which tier 3's promotions score hits with, as in-process;
 * ``rows`` and ``emb``: every node of the closures (the store's row codec, so a
   node reads back exactly as the store gives it) and their embeddings as one
   float32 block; ``edges``: the support edges among them.
@@ -29,7 +31,10 @@ from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
 
-__all__ = ["HotEntry", "encode_entry", "decode_entry", "decode_gate"]
+__all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+
+#: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
+HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges")
 
 _F32 = np.dtype("<f4")
 
@@ -51,6 +56,8 @@ class HotEntry:
         ``fingerprint``, ``reranks``, ``lazy_updates``, ``promotions``.
     anchor : ndarray or None
         The anchored persona vector.
+    heads : dict
+        Node id → header list, for the nodes outside tiers 1 and 2.
     nodes : list of Node
         Every node of the closures.
     edges : list of Edge
@@ -64,6 +71,7 @@ class HotEntry:
     anchor: np.ndarray | None = None
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    heads: dict[str, Any] = field(default_factory=dict)
 
 
 def encode_entry(entry: HotEntry) -> dict[str, bytes]:
@@ -89,7 +97,18 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "rows": orjson.dumps(rows),
         "emb": b"".join(blobs),
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
+        "heads": orjson.dumps(entry.heads),
     }
+
+
+def decode_heads(raw: bytes | None) -> dict[str, Any]:
+    """The ``heads`` field (``{}`` when absent or unreadable: promotions then score
+    hits afresh)."""
+    try:
+        out = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
 
 
 def decode_gate(gate: bytes | None, anchor: bytes | None) -> tuple[dict[str, Any], np.ndarray | None]:
@@ -100,7 +119,7 @@ def decode_gate(gate: bytes | None, anchor: bytes | None) -> tuple[dict[str, Any
 
 
 def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
-    """Inverse of :func:`encode_entry` (with the ``v`` field).
+    """Inverse of :func:`encode_entry` (with the ``v`` field; ``heads`` only when given).
 
     Raises
     ------
@@ -127,4 +146,4 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
-    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges)
+    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")))

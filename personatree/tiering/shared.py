@@ -182,25 +182,32 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
         e = graph.edge(y, p) if p is not None and p in ids else None
         if e is not None and e.kind is EdgeKind.SUPPORT:
             edges.append(e)
+    hot = set(members)
     heads = {x: tstate.headers[x] for x in members if x in tstate.headers}
+    cold = {x: _head(h) for x, h in tstate.headers.items() if x not in hot and x in graph}
     tiers = {
         "recent": list(tstate.recent), "roots": list(tstate.roots), "pivotal": list(tstate.pivotal),
         "tier2": list(tstate.tier2), "closures": {x: list(c) for x, c in closures.items()},
-        "headers": {x: [h.importance, h.persona_sim, h.recall_count, h.t_last.isoformat()] for x, h in heads.items()},
+        "headers": {x: _head(h) for x, h in heads.items()},
         "scores": {x: tstate.scores[x] for x in members if x in tstate.scores},
         "membership": tstate.membership,
     }
     gate = {"fingerprint": fp, "reranks": tstate.reranks, "lazy_updates": tstate.lazy_updates,
             "promotions": tstate.promotions, "demotions": tstate.demotions}
-    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges)
+    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
+
+
+def _head(h: NodeHeader) -> list[object]:
+    return [h.importance, h.persona_sim, h.recall_count, h.t_last.isoformat()]
 
 
 def entry_tiers(entry: "HotEntry") -> TierState:
-    """The :class:`TierState` an entry was built from, as far as tiers 1 and 2 go
-    (headers and S_m of the hot members only: enough to promote against tier 2)."""
+    """The :class:`TierState` an entry was built from: its lists, every header it
+    holds (hot members' and, when read, ``heads``) and the hot members' S_m; what
+    tier 3's promotions need, as in-process."""
     t, g = entry.tiers, entry.gate
     headers = {x: NodeHeader(x, float(h[0]), float(h[1]), int(h[2]), datetime.fromisoformat(h[3]))
-               for x, h in t["headers"].items()}
+               for x, h in (entry.heads | t["headers"]).items()}
     return TierState(entry.user_id, entry.version, entry.anchor, headers, {k: float(v) for k, v in t["scores"].items()},
                      tuple(t["recent"]), tuple(t["roots"]), tuple(t["pivotal"]), list(t["tier2"]),
                      reranks=int(g.get("reranks", 0)), lazy_updates=int(g.get("lazy_updates", 0)),
@@ -301,9 +308,9 @@ def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) 
 def _current(engine: Engine, tier: SharedTier, user_id: str, version: int, tcfg: TieringConfig
              ) -> tuple["HotEntry | None", "HotEntry | None"]:
     # (the entry if it may be served, whatever entry Redis held); raises HotTierUnavailable.
-    from ..hot_redis import decode_entry  # noqa: PLC0415
+    from ..hot_redis import HOT_FIELDS, decode_entry  # noqa: PLC0415
 
-    fields = tier.client.get(user_id)
+    fields = tier.client.get(user_id, HOT_FIELDS)
     if not fields:
         return None, None
     try:
@@ -377,6 +384,20 @@ def _from_entry(engine: Engine, tier: SharedTier, entry: "HotEntry", req: Recall
     return got if isinstance(got, TieredResult) else None
 
 
+def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, object]:
+    # The tier-3 headers of the entry at ``version`` (empty if it changed meanwhile or
+    # Redis went away: promotions then score their hits afresh).
+    from ..hot_redis import HotTierUnavailable, decode_heads  # noqa: PLC0415
+
+    try:
+        got = tier.client.get(user_id, ("heads",))
+    except HotTierUnavailable:
+        return {}
+    if not got or int(got["v"]) != version:
+        return {}
+    return decode_heads(got.get("heads"))
+
+
 def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
                 held: "HotEntry | None", entry: "HotEntry | None") -> TieredResult:
     # Tier 3 over the store's tree, or a whole tiered search when the entry was not
@@ -385,6 +406,7 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
         st = engine.existing_state(user_id)
         full = _full(engine, user_id)
         if entry is not None and entry.version == st.version:
+            entry.heads = _cold_heads(tier, user_id, entry.version)
             tstate = entry_tiers(entry)
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
