@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "insertion", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
         "governance", "portability",
     })),
-    ("facade", frozenset({"api", "api_reads", "__init__"})),
+    ("facade", frozenset({"api", "api_reads", "aio", "__init__"})),
     ("interfaces", frozenset({
         "cli", "mcp_server", "integrations", "view", "demo", "consolidation_job", "__main__",
     })),
