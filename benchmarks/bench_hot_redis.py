@@ -14,7 +14,8 @@ the same PostgreSQL: ``hot`` (``hot=`` the Redis URL) and ``store`` (no hot tier
 every recall loads the tree from PostgreSQL and indexes it, which is what a
 stateless server does without one). Each request asks about a user the tree holds
 nothing of (each user once per tree, and the tree forgets the user after the
-request). The two kinds alternate request by request, so both see the same
+request). The requests cycle through three kinds: about a leaf of the user's last
+five sessions, about a leaf of any time, and a generic templated question. The two kinds alternate request by request, so both see the same
 machine. Timed: the whole ``PersonaTree.recall`` call, access flushes included; the queries
 are embedded with the real model before timing (:class:`KnownQueries`), the same
 for both kinds. Printed: p50 / p95 / max per kind, the share of hot
@@ -141,8 +142,20 @@ class KnownQueries:
         return self.inner.embed(texts)
 
 
-def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any) -> float:
-    """Write every user's tree through a hot-tier tree; returns the seconds it took."""
+def question(change: ChangeSet, kind: int, rng: random.Random) -> str:
+    """A request about the user: kind 0 asks about a leaf of the last five sessions
+    (what the hot tiers hold), 1 about a leaf of any time, 2 a generic templated
+    question (see bench_tiering.QUERY_T)."""
+    leaves = [n for n in change.upsert_nodes if n.level is Level.LEAF]
+    if kind == 2 or not leaves:
+        return fill(rng.choice(QUERY_T), rng)
+    pick = rng.choice(leaves[-100:] if kind == 0 else leaves)
+    return f"What did I tell you about this: {pick.content.rstrip('.!')}?"
+
+
+def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any) -> tuple[float, dict[str, str]]:
+    """Write every user's tree through a hot-tier tree; the seconds it took and one
+    question per user."""
     texts = pool(pool_n)
     every = [t for ts in texts.values() for t in ts]
     t = time.perf_counter()
@@ -150,16 +163,19 @@ def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any
     print(f"embedded {len(every)} distinct sentences in {time.perf_counter() - t:.0f} s", file=sys.stderr)
     tree = PersonaTree.open(pg, embedder=emb, hot=redis_url)
     t = time.perf_counter()
+    rng = random.Random(3)
+    asks: dict[str, str] = {}
     for u in range(-1, users):
         uid = f"user{u:04d}" if u >= 0 else WARM_USER
         change = user_change(uid, nodes, texts, vecs, seed=u)
+        asks[uid] = question(change, u % 3, rng)
         tree.engine.transact(uid, lambda g, c=change: apply(g, c))
         tree.engine.drop(uid)
         if u % 50 == 49:
             print(f"wrote {u + 1} users ({time.perf_counter() - t:.0f} s)", file=sys.stderr)
     took = time.perf_counter() - t
     tree.close()
-    return took
+    return took, asks
 
 
 def forget(tree: PersonaTree, uid: str) -> None:
@@ -168,11 +184,9 @@ def forget(tree: PersonaTree, uid: str) -> None:
     tree.engine.caches.get(_STATES, dict).pop(uid, None)
 
 
-def worker(pg: str, redis_url: str, uids: list[str], seed: int, out: Any) -> None:
+def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any) -> None:
     """Answer one request per user with each tree, alternating; report the timings."""
     try:
-        rng = random.Random(seed)
-        queries = [fill(rng.choice(QUERY_T), rng) for _ in uids]
         warm = "What kind of person am I?"
         emb = KnownQueries(SentenceTransformerEmbedder(), queries + [warm])
         hot = PersonaTree.open(pg, embedder=emb, hot=redis_url)
@@ -250,14 +264,14 @@ def main() -> None:
     proc, url, folder = start_redis()
     try:
         emb = SentenceTransformerEmbedder()
-        took = setup(pg, url, args.users, args.nodes, args.pool, emb)
+        took, asks = setup(pg, url, args.users, args.nodes, args.pool, emb)
         mem_key, mem_used, n_keys = redis_memory(url)
         uids = [f"user{u:04d}" for u in range(args.users)]
         random.Random(1).shuffle(uids)
         ctx = mp.get_context("spawn")
         out = ctx.Queue()
         parts = [uids[w::args.workers] for w in range(args.workers)]
-        procs = [ctx.Process(target=worker, args=(pg, url, part, w, out)) for w, part in enumerate(parts)]
+        procs = [ctx.Process(target=worker, args=(pg, url, part, [asks[u] for u in part], out)) for part in parts]
         for p in procs:
             p.start()
         results = [out.get(timeout=7200) for _ in procs]

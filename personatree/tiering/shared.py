@@ -43,6 +43,7 @@ from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError, StoreError, UnknownUserError
 from ..graph import MemoryGraph
 from ..retrieval.access import access_log
+from ..retrieval.lexical import token_memo
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
 from ..types import EdgeKind, Level, Node
@@ -241,11 +242,15 @@ def entry_states(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | No
     t1 = tuple(dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"]))
     key = (entry.version, id(g))
     out = []
-    for ids in ((t1 if tier1 else ()), t1 + tuple(t["tier2"])):
-        members = {x: closures[x] for x in dict.fromkeys(ids)}
-        hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)))
-        assert hot.state is not None
-        out.append(hot.state)
+    with token_memo():  # tier 1's texts are tier 1+2's too: tokenized once
+        for whole, ids in ((False, t1 if tier1 else ()), (True, t1 + tuple(t["tier2"]))):
+            members = {x: closures[x] for x in dict.fromkeys(ids)}
+            # Tiers 1+2's sub-tree is the entry's graph itself (build_entry wrote it in
+            # closure order): indexed as is, not copied.
+            hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)),
+                                         whole=whole)
+            assert hot.state is not None
+            out.append(hot.state)
     return out[0], out[1]
 
 
