@@ -225,3 +225,24 @@ def test_the_callers_response_format_wins_and_failures_lower_the_share(tmp_path,
         assert judge.usage().total().answered_share == 0.5
     finally:
         tree.close()
+
+
+def test_the_import_command_shows_the_share_the_model_answered(tmp_path, embedder, registry, offline,
+                                                               monkeypatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from personatree.cli import app, chat_import
+
+    judge = judge_of(embedder, registry, offline, Refusing({"json_object_schema"}))
+    # The command line opens stores with the offline judge; an LLM-judged tree stands in.
+    monkeypatch.setattr(chat_import, "open_tree", lambda *a, **k: open_tree(tmp_path, embedder, judge))
+    export = tmp_path / "chat.jsonl"
+    export.write_text(json.dumps({"id": "c1", "messages": [{"role": "human", "content": "I love sailing."},
+                                                           {"role": "ai", "content": "Fair winds!"}]}) + "\n")
+    res = CliRunner().invoke(app, ["import", "ana", str(export), "--store", str(tmp_path / "unused.db"), "--json"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["judge"] == {"calls": 1, "answered_by_model": 1, "answered_share": 1.0,
+                                              "fallbacks": 0}
