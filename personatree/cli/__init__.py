@@ -24,6 +24,7 @@ from importlib.metadata import EntryPoint, entry_points
 import typer
 
 from . import chat_import, consolidate, memory, migrate, recall, records, serve
+from . import rest
 from .chat_import import chat_export_interactions
 from .common import CreateOpt, JsonOpt, StoreOpt, console, err_console, errors, print_json, progress_bar
 from .opening import open_tree, store_file
@@ -56,6 +57,7 @@ app = typer.Typer(
 )
 for _group in (memory, records, chat_import, serve, consolidate, recall, migrate):
     _group.register(app)
+rest.register(app)  # personatree serve: the REST server (the server extra)
 
 
 COMPONENTS: tuple[str, ...] = ()
