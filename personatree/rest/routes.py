@@ -158,7 +158,7 @@ async def delete_user(user: User, tree: Tree, vacuum: bool = False) -> Response:
 async def consolidate(user: User, tree: Tree, body: Annotated[ConsolidateIn | None, Body()] = None,
                       full: bool = False) -> ConsolidateOut:
     """Plan (and unless ``dry_run``, apply) one consolidation pass."""
-    args = body or ConsolidateIn()
+    args = body or ConsolidateIn.model_validate({})
     plan = await tree.consolidate(user, dry_run=args.dry_run, now=args.now)
     return ConsolidateOut(user_id=plan.user_id, applied=not args.dry_run and not plan.is_empty(),
                           empty=plan.is_empty(), now=plan.now, base_version=plan.base_version, digest=plan.digest,
@@ -170,15 +170,15 @@ async def stats(user: User, tree: Tree) -> StatsOut:
     return StatsOut(**await tree.stats(user))
 
 
-_ERRORS = {status: {"model": Problem, "description": text} for status, text in (
+_ERRORS: dict[int | str, dict[str, Any]] = {status: {"model": Problem, "description": text} for status, text in (
     (401, "Missing or invalid API key"), (403, "The key may not access this user"),
     (404, "Unknown user or node"), (413, "Request body too large"), (422, "Invalid input"),
 )}
-_409 = {409: {"model": Problem, "description": "Conflict"}}
+_409: dict[int | str, dict[str, Any]] = {409: {"model": Problem, "description": "Conflict"}}
 U = "/v1/users/{user_id}"
 
 #: (method, path, endpoint, status, extra responses, whether the path takes whole exports)
-ROUTES: tuple[tuple[str, str, Any, int, dict[int, Any], bool], ...] = (
+ROUTES: tuple[tuple[str, str, Any, int, dict[int | str, dict[str, Any]], bool], ...] = (
     ("GET", "/v1/users", list_users, 200, {}, False),
     ("POST", U + "/observations", observe, 200, {}, False),
     ("POST", U + "/observations/batch", observe_batch, 200, {}, False),
