@@ -21,6 +21,7 @@ from .clock import SystemClock
 from .config import PersonaTreeConfig
 from . import ingest
 from .engine.core import Engine, Replayer, TreeState
+from .engine.lazy_judge import LazyJudge
 from .engine.embedder_record import EMBEDDER_META_KEY, check_embedder, recorded_embedder
 from .ingest import leaf_id
 from .replay import rebuild_user
@@ -197,7 +198,9 @@ class PersonaTree(TreeReads):
         if judge is not None:
             jdg = judge
         else:
-            offline = OfflineJudge(emb, registry, router=default_router(emb))
+            # Built on its first call: fitting it embeds the schema examples, which loads
+            # the model, and a memory opened only to be read never calls it.
+            offline: Judge = LazyJudge(lambda: OfflineJudge(emb, registry, router=default_router(emb)), "offline")
             if cfg.judge == "offline":
                 jdg = offline
             else:
