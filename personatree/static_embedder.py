@@ -15,6 +15,7 @@ name (:data:`STATIC_MODEL_NAME`) and a store built with one refuses the other.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -125,10 +126,25 @@ class StaticEmbedder:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self._given = path is not None
-        folder = Path(path) if path is not None else static_model_path()
-        self._folder = str(folder.resolve())
-        self._model = _load(folder)
-        self._dim = int(self._model.dim)
+        # The model loads (and, the first time on a machine, is distilled) on the first
+        # embed: opening a memory only to read it needs neither.
+        self._folder = Path(path).resolve() if path is not None else None
+        self._model: Any = None
+        self._dim = _dim_from_config(self._folder or static_cache_dir() / STATIC_MODEL_NAME)
+        if self._dim is None:
+            if self._given:
+                raise EmbedderError(f"no model2vec model in {self._folder}")
+            self._dim = _PCA_DIMS  # what the distillation will produce
+
+    def _loaded(self) -> Any:
+        if self._model is None:
+            folder = self._folder if self._folder is not None else static_model_path()
+            model = _load(folder)
+            if int(model.dim) != self._dim:
+                raise EmbedderError(f"the static model in {folder} gives {model.dim} dimensions, "
+                                    f"its config says {self._dim}")
+            self._model = model
+        return self._model
 
     @property
     def name(self) -> str:
@@ -138,7 +154,7 @@ class StaticEmbedder:
     @property
     def dim(self) -> int:
         """Embedding dimension (256 for the distilled MiniLM)."""
-        return self._dim
+        return int(self._dim or 0)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into unit-norm float32 rows.
@@ -155,7 +171,9 @@ class StaticEmbedder:
             return np.zeros((0, self._dim), dtype=np.float32)
         try:
             # One process: model2vec's pool would fork a tokenizer per batch of 10k.
-            out = self._model.encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
+            out = self._loaded().encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
+        except EmbedderError:
+            raise
         except Exception as exc:  # noqa: BLE001
             raise EmbedderError(f"embedding failed: {exc}") from None
         out = np.ascontiguousarray(out, dtype=np.float32)
@@ -166,6 +184,14 @@ class StaticEmbedder:
         if zero.any():
             out[zero, 0], norms[zero] = 1.0, 1.0
         return out / norms
+
+
+def _dim_from_config(folder: Path) -> int | None:
+    """The dimension a model2vec folder declares (``hidden_dim``), without loading it."""
+    try:
+        return int(json.loads((folder / "config.json").read_text(encoding="utf-8"))["hidden_dim"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _load(folder: Path) -> Any:
