@@ -130,17 +130,19 @@ class StaticEmbedder:
         # embed: opening a memory only to read it needs neither.
         self._folder = Path(path).resolve() if path is not None else None
         self._model: Any = None
-        self._dim = _dim_from_config(self._folder or static_cache_dir() / STATIC_MODEL_NAME)
+        folder = self._folder or static_cache_dir() / STATIC_MODEL_NAME
+        self._dim = _dim_from_config(folder)
         if self._dim is None:
-            if self._given:
-                raise EmbedderError(f"no model2vec model in {self._folder}")
-            self._dim = _PCA_DIMS  # what the distillation will produce
+            if self._given or (folder / "model.safetensors").exists():
+                self._dim = int(self._loaded().dim)  # a config without it: ask the model
+            else:
+                self._dim = _PCA_DIMS  # what the distillation will produce
 
     def _loaded(self) -> Any:
         if self._model is None:
             folder = self._folder if self._folder is not None else static_model_path()
             model = _load(folder)
-            if int(model.dim) != self._dim:
+            if self._dim is not None and int(model.dim) != self._dim:
                 raise EmbedderError(f"the static model in {folder} gives {model.dim} dimensions, "
                                     f"its config says {self._dim}")
             self._model = model
@@ -168,7 +170,7 @@ class StaticEmbedder:
         ndarray of shape (len(texts), dim)
         """
         if len(texts) == 0:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         try:
             # One process: model2vec's pool would fork a tokenizer per batch of 10k.
             out = self._loaded().encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
