@@ -276,6 +276,9 @@ class Memory:
     ) -> dict[str, Any]:
         """Memories of a scope most similar to ``query`` (cosine ``score``), best first.
 
+        ``rerank`` is accepted for Mem0's callers and changes nothing: there is no
+        reranker; ``recall`` is PersonaTree's query-conditioned retrieval.
+
         Raises
         ------
         QueryError, InputError
