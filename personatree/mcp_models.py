@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import InputLimits
+from .retrieval.result import RecallItem
+from .view.profile import ProfileLine
 
 __all__ = [
     "Budget", "ChatMessage", "ExplainResult", "ExplainedNode", "ExplainedObservation", "ForgetResult",
@@ -80,26 +82,6 @@ class RecallRoute(_Out):
     schema_types: list[str]
 
 
-class RecallItem(_Out):
-    """One claim, pattern or piece of evidence in the context."""
-
-    node_id: str
-    level: Literal["leaf", "mid", "root"]
-    schema_type: str
-    depth: int
-    parent: str | None
-    tokens: int
-    relevance: float
-    confidence: float
-    fit: float
-    utility: float
-    dense_rank: int | None
-    lexical_rank: int | None
-    sources: list[list[str | int | None]] = Field(description="(observation id, turn, time) of its evidence.")
-    reason: str
-    neighbour_of: str | None
-
-
 class RecallResult(_Out):
     """Context for a question: the text for the prompt and what it is made of."""
 
@@ -108,6 +90,7 @@ class RecallResult(_Out):
     tokens: int
     budget: int
     route: RecallRoute
+    # The library's own result types: their fields are the schema (levels as strings).
     items: list[RecallItem]
 
 
@@ -150,18 +133,6 @@ class ExplainResult(_Out):
     observations: list[ExplainedObservation]
     archived: bool = Field(description="A leaf the tree's bounds moved to the archive.")
     text: str = Field(description="The explanation as readable text.")
-
-
-class ProfileLine(_Out):
-    """One claim or pattern of the profile."""
-
-    node_id: str
-    level: str
-    schema_type: str
-    content: str
-    confidence: float
-    n_support: int
-    n_conflict: int
 
 
 class ProfileResult(_Out):

@@ -1,6 +1,7 @@
 """An MCP server that gives an agent a personatree memory (``personatree mcp``).
 
-Five tools, each a thin call into :class:`~personatree.api.PersonaTree`:
+Five tools, each a coroutine calling :class:`~personatree.aio.AsyncPersonaTree` (the
+sync core in a thread pool, so the server's event loop never waits on embedding):
 
 ``remember``  record what the user said (an observation; leaves are extracted and inserted)
 ``recall``    query-conditioned, token-budgeted context for a question
@@ -12,6 +13,11 @@ User scoping: every tool takes an optional ``user_id``. A server started with a
 default user (``personatree mcp --user maya``) uses it when the argument is omitted;
 with ``lock_user=True`` (``--lock-user``) it refuses any other user, so that one
 server process can be handed to one user's agent without exposing anyone else.
+
+Results and arguments are typed (:mod:`personatree.mcp_models`): every tool advertises
+a closed output schema, and every argument a description and the API's limits;
+unknown arguments are refused. The profile is also a resource,
+``personatree://profile/{user_id}`` (and ``personatree://profile`` for the default user).
 
 Transports are the SDK's own: stdio (for desktop clients that spawn the server) and
 streamable HTTP (``--transport http``). Built with the official ``mcp`` SDK
