@@ -272,6 +272,8 @@ def spec_of(name: str) -> str:
     """
     if name == DEFAULT_MODEL_NAME:
         return "default"
+    if name == "all-MiniLM-L6-v2-static-256":  # static_embedder.STATIC_MODEL_NAME
+        return "static"
     dim = name.removeprefix(_HASHING_PREFIX)
     if dim != name and dim.isdigit():
         return "hashing:" + dim
@@ -281,10 +283,18 @@ def spec_of(name: str) -> str:
 def make_embedder(spec: str = "default", batch_size: int = 64) -> SentenceTransformerEmbedder | HashingEmbedder:
     """Build an embedder from a config string.
 
-    ``"hashing"`` or ``"hashing:<dim>"`` gives the fake; anything else a
+    ``"hashing"`` or ``"hashing:<dim>"`` gives the fake; ``"static"`` (or
+    ``"static:<model2vec folder>"``) the static embedder of the ``fast`` preset
+    (:mod:`personatree.static_embedder`); anything else a
     :class:`SentenceTransformerEmbedder`.
     """
     if spec.startswith("hashing"):
         _, _, dim = spec.partition(":")
         return HashingEmbedder(int(dim) if dim else 256)
+    if spec == "static" or spec.startswith("static:"):
+        # The fast preset's model2vec embedder (its own module: it never imports torch).
+        from .static_embedder import StaticEmbedder  # noqa: PLC0415
+
+        _, _, path = spec.partition(":")
+        return StaticEmbedder(path or None)  # type: ignore[return-value]
     return SentenceTransformerEmbedder(spec, batch_size=batch_size)

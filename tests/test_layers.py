@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     })),
     ("config", frozenset({"config"})),
     ("ports", frozenset({"ports"})),
-    ("adapters", frozenset({"store", "judge", "embedders", "hot_redis"})),
+    ("adapters", frozenset({"store", "judge", "embedders", "hot_redis", "static_embedder"})),
     ("engine", frozenset({"engine", "inputs", "export_format"})),
     ("services", frozenset({
         "insertion", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
