@@ -28,8 +28,10 @@ def export(
     user: str,
     out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout."),
     store: str = StoreOpt,
+    as_json: bool = typer.Option(False, "--json", help="Accepted for symmetry: the export is always JSON."),
 ) -> None:
     """Export everything stored about USER as JSON."""
+    del as_json  # every command takes --json; this one prints JSON either way
     with errors():
         with open_tree(store) as tree:
             data = tree.export(user)

@@ -26,6 +26,7 @@ from .engine import recall_state
 from .result import Recall
 from .router import Router, default_router
 from .state import RetrievalState, state_for, store_archive, store_turn_text
+from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
 
 __all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "check_budget"]
@@ -129,4 +130,4 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     engine = engine_of(tree)
     cache = engine.caches.get(_STATES, dict)
     return state_for(cache, user_id, st.graph, st.version, store_turn_text(engine.store, user_id),
-                     store_archive(engine.store, user_id))
+                     store_archive(engine.store, user_id), lambda: store_turn_memo(engine.store, user_id))
