@@ -24,6 +24,7 @@ from importlib.metadata import EntryPoint, entry_points
 import typer
 
 from . import chat_import, consolidate, memory, migrate, recall, records, serve
+from . import rest
 from .chat_import import chat_export_interactions
 from .group import PersonaTreeGroup, version_option
 from .common import CreateOpt, JsonOpt, StoreOpt, console, err_console, errors, print_json, progress_bar
@@ -63,6 +64,7 @@ def _options(version: bool = version_option()) -> None:
     """Evidence-tree memory for LLM agents: observe, consolidate, recall, explain."""
 for _group in (memory, records, chat_import, serve, consolidate, recall, migrate):
     _group.register(app)
+rest.register(app)  # personatree serve: the REST server (the server extra)
 
 
 COMPONENTS: tuple[str, ...] = ()
