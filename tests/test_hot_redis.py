@@ -30,14 +30,8 @@ from personatree.store.codec import encode_node
 from personatree.tiering import TieringConfig, tiered_recall
 from personatree.tiering.shared import HotTierWarning
 from tests.redis_fixtures import RedisServer, redis_server  # noqa: F401 - fixture
+from tests.test_tiering_api import TALK  # the same five sessions as in-process tiering's tests
 
-TALK = [
-    ("2024-03-02T10:00:00", "s1", "I went hiking with my sister Anna at Mount Tam."),
-    ("2024-03-09T10:00:00", "s2", "My dog Max is a golden retriever and he loves the beach."),
-    ("2024-03-16T10:00:00", "s3", "I ran the Berlin marathon in 3 hours 41 minutes!"),
-    ("2024-03-23T10:00:00", "s4", "Crowded trains make me anxious, so I cycle to work."),
-    ("2024-03-30T10:00:00", "s5", "I'm allergic to peanuts, so I always check labels."),
-]
 # Small tiers, so that some questions are answered by tier 1, some by tier 2 and some
 # only by the whole tree.
 TIERS = TieringConfig(S=1, K=1, H=1, top_roots=1, sufficient_fill=0.0, sufficient_cosine=0.5)
