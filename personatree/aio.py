@@ -159,6 +159,7 @@ class AsyncPersonaTree:
 
     observe = _coroutine(PersonaTree.observe)
     observe_many = _coroutine(PersonaTree.observe_many)
+    import_chat = _coroutine(PersonaTree.import_chat)
     consolidate = _coroutine(PersonaTree.consolidate)
     forget = _coroutine(PersonaTree.forget)
     delete_observation = _coroutine(PersonaTree.delete_observation)

@@ -37,6 +37,7 @@ from .types import InsertReport
 if TYPE_CHECKING:  # pragma: no cover
     from .consolidate.plan import ConsolidationPlan
     from .hot_redis import RedisHot
+    from .portability.chats import ChatImportReport
 
 __all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "recorded_embedder", "EMBEDDER_META_KEY", "leaf_id"]
 
@@ -338,6 +339,54 @@ class PersonaTree(TreeReads):
         """
         uid = self.engine.check_user(user_id)
         return ingest.observe_many(self.engine, uid, interactions, batch_size=batch_size, progress=progress)
+
+    def import_chat(
+        self,
+        user_id: str,
+        export: str | bytes | Sequence[Any] | Mapping[str, Any],
+        *,
+        source: str = "input",
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> "ChatImportReport":
+        """Import a chat export as the user's interactions (one per turn).
+
+        Reads ChatGPT and Claude data exports (``conversations.json``), OpenAI-style
+        message lists (content as text or content parts) and LangChain roles; see
+        :mod:`personatree.portability.chat_formats`. Importing the same export again
+        stores nothing new.
+
+        Parameters
+        ----------
+        user_id : str
+        export : str, bytes, list or dict
+            The export's text (JSON or JSONL) or its parsed JSON.
+        source : str
+            Named in errors.
+        batch_size, progress
+            As in :meth:`observe_many`.
+
+        Returns
+        -------
+        ChatImportReport
+
+        Raises
+        ------
+        ChatFormatError
+            For an export, conversation, message or part of no known format, or one
+            without a user message; nothing is stored.
+        InputError
+            For an interaction that fails the usual checks; nothing is stored.
+        """
+        from .errors import ChatFormatError
+        from .portability.chats import ChatImportReport, read_chat_export
+
+        uid = self.engine.check_user(user_id)
+        read = read_chat_export(export, source)
+        if not read.interactions:
+            raise ChatFormatError(f"{source} has no user messages to import")
+        reports = self.observe_many(uid, read.interactions, batch_size=batch_size, progress=progress)
+        return ChatImportReport(uid, read.counts(), tuple(reports))
 
     # -- changing ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import threading
+import warnings
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -109,15 +110,15 @@ class SentenceTransformerEmbedder:
                 # Never reach for a hub at run time: the model must be local.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:  # pragma: no cover - declared dependency
-                    raise EmbedderError(f"sentence-transformers is not importable: {exc}") from None
-                try:
-                    with _progress_bars(self._progress):
+                with _progress_bars(self._progress):  # the import already sets up tqdm
+                    try:
+                        from sentence_transformers import SentenceTransformer
+                    except ImportError as exc:  # pragma: no cover - declared dependency
+                        raise EmbedderError(f"sentence-transformers is not importable: {exc}") from None
+                    try:
                         _MODELS[key] = SentenceTransformer(self._path, device=self._device)
-                except Exception as exc:  # noqa: BLE001 - any loader failure is the same for callers
-                    raise EmbedderError(f"cannot load embedding model {self._spec!r}: {exc}") from None
+                    except Exception as exc:  # noqa: BLE001 - any loader failure is the same for callers
+                        raise EmbedderError(f"cannot load embedding model {self._spec!r}: {exc}") from None
             return _MODELS[key]
 
     @property
@@ -187,6 +188,13 @@ def _progress_bars(show: bool) -> Iterator[None]:
     The switch is process-wide, so it is put back as it was afterwards: a caller that
     turned the bars on or off keeps its choice.
     """
+    if not show:
+        # In a notebook without ipywidgets, the first import of tqdm.auto (by transformers
+        # and huggingface_hub) warns that it cannot draw widget bars. No bar is drawn
+        # here, so the warning is noise in every cell's output: import it quietly once.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            import tqdm.auto  # type: ignore[import-untyped]  # noqa: F401
     from transformers.utils import logging as hf_logging
 
     was = hf_logging.is_progress_bar_enabled()

@@ -33,7 +33,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     })),
     ("facade", frozenset({"api", "api_reads", "aio", "__init__"})),
     ("interfaces", frozenset({
-        "cli", "mcp_server", "integrations", "view", "demo", "consolidation_job", "__main__", "rest",
+        "cli", "mcp_server", "mcp_models", "integrations", "view", "demo", "consolidation_job", "__main__",
+        "rest", "compat",
     })),
 )
 #: Libraries only the interfaces may load (a service that needs them is misplaced).
