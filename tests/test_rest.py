@@ -273,3 +273,22 @@ def test_status_of_library_errors() -> None:
                 e.JudgeTimeoutError: 504, e.ProviderError: 502, e.JudgeOutputError: 502, e.StoreError: 500,
                 e.ConfigError: 500, e.EmbedderError: 500, e.MigrationError: 500}
     assert {cls: status_of(cls("x")) for cls in expected} == expected
+
+
+def test_chat_exports_are_imported(client: httpx.Client) -> None:
+    from .chat_exports import chatgpt_export, claude_export
+
+    h = auth(BO)
+    first = client.post("/v1/users/cy/import/chat", headers=h, json=chatgpt_export())
+    assert first.status_code == 200, first.text
+    summary = first.json()["summary"]
+    assert summary["new"] >= 1 and summary["duplicates"] == 0 and first.json()["user_id"] == "cy"
+    again = client.post("/v1/users/cy/import/chat", headers=h, json=chatgpt_export()).json()["summary"]
+    assert again["new"] == 0 and again["duplicates"] == summary["new"]  # nothing stored twice
+    claude = client.post("/v1/users/cy/import/chat", headers=h, json=claude_export()).json()["summary"]
+    assert claude["new"] >= 1
+    stats = client.get("/v1/users/cy/stats", headers=h).json()
+    assert stats["observations"] >= summary["new"] + claude["new"]
+    bad = is_problem(client.post("/v1/users/cy/import/chat", headers=h, json={"nothing": "here"}), 422)
+    assert bad["error"] == "ChatFormatError"
+    is_problem(client.post("/v1/users/eve/import/chat", headers=h, json=chatgpt_export()), 403)

@@ -16,7 +16,7 @@ from ..retrieval.result import RecallItem, TraceEntry
 
 __all__ = [
     "MessageIn", "ObserveIn", "ObserveBatchIn", "RecallIn", "SearchIn", "ConsolidateIn",
-    "BatchOut", "RecallOut", "SearchOut", "ExplanationOut", "ConsolidateOut", "StatsOut", "UsersOut",
+    "BatchOut", "ChatImportOut", "RecallOut", "SearchOut", "ExplanationOut", "ConsolidateOut", "StatsOut", "UsersOut",
     "HealthOut",
 ]
 
@@ -104,6 +104,14 @@ class BatchOut(BaseModel):
     """What ``observe`` did with each interaction, in order."""
 
     reports: list[InsertReport]
+
+
+class ChatImportOut(BaseModel):
+    """What a chat import stored."""
+
+    user_id: str
+    summary: dict[str, Any] = Field(description="The export's counts and what insertion did (new, duplicates, "
+                                                "leaves, attached, conflicts, ...).")
 
 
 class RecallOut(BaseModel):

@@ -20,6 +20,7 @@ from .limits import Limits
 from .. import ForgetReport, ImportReport, InsertReport, Profile
 from .models import (
     BatchOut,
+    ChatImportOut,
     ConsolidateIn,
     ConsolidateOut,
     ExplanationOut,
@@ -107,6 +108,15 @@ async def import_user(user: User, tree: Tree,
     return await tree.import_export(document)
 
 
+async def import_chat(user: User, tree: Tree,
+                      export: Annotated[list[Any] | dict[str, Any], Body(
+                          description="A ChatGPT or Claude data export (conversations.json), or OpenAI-style "
+                                      "conversations with a messages list.")]) -> ChatImportOut:
+    """Import a chat export as the user's interactions; importing it again stores nothing new."""
+    report = await tree.import_chat(user, export, source="the request body")
+    return ChatImportOut(user_id=user, summary=report.to_dict())
+
+
 async def recall(user: User, body: RecallIn, tree: Tree) -> RecallOut:
     """Context about the user relevant to the query, within a token budget."""
     r = await tree.recall(user, body.query, budget=body.budget, model=body.model, levels=body.levels)
@@ -176,6 +186,7 @@ ROUTES: tuple[tuple[str, str, Any, int, dict[int | str, dict[str, Any]], bool], 
     ("POST", U + "/observations", observe, 200, {}, False),
     ("POST", U + "/observations/batch", observe_batch, 200, {}, False),
     ("POST", U + "/import", import_user, 201, _409, True),
+    ("POST", U + "/import/chat", import_chat, 200, {}, True),
     ("POST", U + "/recall", recall, 200, {}, False),
     ("POST", U + "/search", search, 200, {}, False),
     ("GET", U + "/nodes/{node_id}/explanation", explain, 200, {}, False),
