@@ -151,13 +151,14 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._loaded_model()
         try:
-            out = model.encode(  # type: ignore[attr-defined]
-                list(texts),
-                batch_size=self._batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            with _few_threads(len(texts)):
+                out = model.encode(  # type: ignore[attr-defined]
+                    list(texts),
+                    batch_size=self._batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
         except Exception as exc:  # noqa: BLE001
             raise EmbedderError(f"embedding failed: {exc}") from None
         return np.ascontiguousarray(out, dtype=np.float32)
@@ -206,6 +207,39 @@ def _progress_bars(show: bool) -> Iterator[None]:
         yield
     finally:
         (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
+
+
+# Up to this many texts, a forward pass runs on one intra-op thread (see _few_threads).
+_FEW_TEXTS = 4
+_THREADS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _few_threads(n_texts: int) -> Iterator[None]:
+    """Run the forward pass of a handful of texts (a query) on one torch thread.
+
+    With several intra-op threads, torch splits even one short query across them and
+    every op waits for the slowest; when other processes hold the cores, one thread
+    descheduled stalls the whole pass. On the 2-core machine under load, one query
+    took 1.5 s at the median with 2 threads and 77 ms with 1 (see BENCHMARKS.md); a
+    few texts gain nothing from the split. The thread count is process-wide, so it is
+    set under a lock and put back afterwards.
+    """
+    if n_texts > _FEW_TEXTS:
+        yield
+        return
+    import torch  # noqa: PLC0415 - loaded with the model already
+
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        if before <= 1:
+            yield
+            return
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 _TOKEN = re.compile(r"[a-z0-9']+")

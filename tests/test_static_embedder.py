@@ -30,6 +30,7 @@ def _tiny_model(folder: Path, dim: int = 32) -> Path:
 @pytest.fixture()
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PERSONATREE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the router's cache, too
     _tiny_model(tmp_path / "cache" / STATIC_MODEL_NAME)
     return tmp_path / "cache"
 

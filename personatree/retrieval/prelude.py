@@ -8,9 +8,11 @@ search through the :class:`RecallQuery` it returns.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -118,6 +120,26 @@ def prepare_recall(
     qvec = engine.embedder.embed([q])[0]
     route = route_query(engine, q, qvec)
     return RecallQuery(q, qvec, route, engine.registry, counter, b, engine.clock.now(), cfg, levels)
+
+
+@contextmanager
+def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
+    """Pause the cyclic garbage collector while a user's retrieval state is first built.
+
+    Loading a big user's tree and building its state allocate hundreds of thousands of
+    objects that all stay alive: every allocation threshold crossed starts a collection
+    that walks them all and finds no garbage (about 40 % of a 10,000-observation user's
+    first recall). A state already cached, or a collector already off, changes nothing.
+    """
+    engine = engine_of(tree)
+    if user_id in engine.caches.get(_STATES, dict) or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
