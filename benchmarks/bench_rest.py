@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_stores import QUERIES, TEMPLATES, _pct, _start_postgres  # noqa: E402
+from benchmarks.bench_stores import QUERIES, TEMPLATES, _pct, _start_postgres, print_table  # noqa: E402
 from tests.rest_server import free_port, wait_healthy  # noqa: E402
 
 KEY = "bench-key-0123456789abcdef"
@@ -245,18 +245,7 @@ def _print(rows: list[Row], args: argparse.Namespace) -> None:
     env = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
            f"embedder={args.embedder}, {args.observe} observes + {args.recall} recalls per client, one user "
            f"per client; in-process workers = 1 process")
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---:" if i > 3 else "---" for i in range(len(header))) + "|")
-        for b in body:
-            print("| " + " | ".join(b) + " |")
-        print(f"\n{env}")
-        return
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-    for b in body:
-        print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
-    print(env)
+    print_table(header, body, env, markdown=args.markdown, text_columns=4)
 
 
 if __name__ == "__main__":
