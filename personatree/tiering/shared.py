@@ -32,7 +32,7 @@ import hashlib
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import orjson
@@ -272,15 +272,14 @@ def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg:
 
 
 def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg: TieringConfig,
-          gate: dict[str, object], anchor: object) -> TierState:
+          gate: dict[str, Any], anchor: np.ndarray | None) -> TierState:
     # The drift gate against the persona anchored in Redis: below τ the tree is ranked
     # against that anchor (scores stay comparable with the tiers readers were
     # served); at τ or more, tier_state re-anchors and re-ranks.
     seed = None
     if anchor is not None and gate.get("fingerprint") == fingerprint(engine, tcfg):
-        seed = TierState(graph.user_id, None, anchor, {}, {},  # type: ignore[arg-type]
-                         reranks=int(gate.get("reranks", 0)),  # type: ignore[call-overload]
-                         lazy_updates=int(gate.get("lazy_updates", 0)))  # type: ignore[call-overload]
+        seed = TierState(graph.user_id, None, anchor, {}, {}, reranks=int(gate.get("reranks", 0)),
+                         lazy_updates=int(gate.get("lazy_updates", 0)))
     return tier_state(graph, engine.registry, now, tcfg, version, seed)
 
 
