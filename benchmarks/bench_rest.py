@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_stores import QUERIES, TEMPLATES, _pct, _start_postgres  # noqa: E402
+from benchmarks.bench_stores import QUERIES, TEMPLATES, _pct, _start_postgres, print_table  # noqa: E402
 from tests.rest_server import free_port, wait_healthy  # noqa: E402
 
 KEY = "bench-key-0123456789abcdef"
@@ -65,6 +65,16 @@ class Row:
 Call = Callable[[str, str, int], None]  # (kind, user, i)
 
 
+def _timed(call: Call, kind: str, user: str, n: int) -> tuple[float, list[float], float]:
+    """``n`` calls of one kind: (start, latencies, end)."""
+    start, latencies = time.monotonic(), []
+    for i in range(n):
+        t = time.perf_counter()
+        call(kind, user, i)
+        latencies.append(time.perf_counter() - t)
+    return start, latencies, time.monotonic()
+
+
 def _run_clients(clients: int, make_call: Callable[[], Call], n_obs: int, n_recall: int, run: str,
                  warmup: int = 10) -> tuple[list[float], float, list[float], float]:
     """Start ``clients`` threads at a barrier; (observe latencies, wall, recall latencies, wall)."""
@@ -84,21 +94,9 @@ def _run_clients(clients: int, make_call: Callable[[], Call], n_obs: int, n_reca
                 call("observe", user, -1 - w)
                 call("recall", user, w)
             barrier.wait(600)
-            o0 = time.monotonic()
-            mine_o = []
-            for i in range(n_obs):
-                t = time.perf_counter()
-                call("observe", user, i)
-                mine_o.append(time.perf_counter() - t)
-            o1 = time.monotonic()
+            o0, mine_o, o1 = _timed(call, "observe", user, n_obs)
             barrier.wait(600)
-            r0 = time.monotonic()
-            mine_r = []
-            for i in range(n_recall):
-                t = time.perf_counter()
-                call("recall", user, i)
-                mine_r.append(time.perf_counter() - t)
-            r1 = time.monotonic()
+            r0, mine_r, r1 = _timed(call, "recall", user, n_recall)
             with lock:
                 marks.append((o0, o1, r0, r1))
                 obs_lat.extend(mine_o)
@@ -245,18 +243,7 @@ def _print(rows: list[Row], args: argparse.Namespace) -> None:
     env = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
            f"embedder={args.embedder}, {args.observe} observes + {args.recall} recalls per client, one user "
            f"per client; in-process workers = 1 process")
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---:" if i > 3 else "---" for i in range(len(header))) + "|")
-        for b in body:
-            print("| " + " | ".join(b) + " |")
-        print(f"\n{env}")
-        return
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-    for b in body:
-        print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
-    print(env)
+    print_table(header, body, env, markdown=args.markdown, text_columns=4)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,17 @@ def test_every_command_the_readme_lists_takes_json(store: tuple[str, str, str]) 
         res = run(*args, "--store", path, "--json")
         assert res.exit_code == 0, (args, res.stderr)
         json.loads(res.stdout)
+    page = Path(path).parent / "tree.html"
+    viewed = json.loads(run("view", user, "-o", str(page), "--store", path, "--json").stdout)
+    assert viewed == {"path": str(page), "bytes": page.stat().st_size}
+
+
+def test_delete_user_takes_json(tmp_path: Path) -> None:
+    path = str(tmp_path / "d.db")
+    with PersonaTree.open(path, CFG) as tree:
+        tree.observe("bo", "I collect old maps.", at=T0)
+    res = run("delete-user", "bo", "--yes", "--store", path, "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout) == {"deleted": "bo"}
 
 
 @pytest.mark.parametrize("args,needle", [

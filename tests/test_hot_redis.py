@@ -30,14 +30,8 @@ from personatree.store.codec import encode_node
 from personatree.tiering import TieringConfig, tiered_recall
 from personatree.tiering.shared import HotTierWarning
 from tests.redis_fixtures import RedisServer, redis_server  # noqa: F401 - fixture
+from tests.test_tiering_api import TALK  # the same five sessions as in-process tiering's tests
 
-TALK = [
-    ("2024-03-02T10:00:00", "s1", "I went hiking with my sister Anna at Mount Tam."),
-    ("2024-03-09T10:00:00", "s2", "My dog Max is a golden retriever and he loves the beach."),
-    ("2024-03-16T10:00:00", "s3", "I ran the Berlin marathon in 3 hours 41 minutes!"),
-    ("2024-03-23T10:00:00", "s4", "Crowded trains make me anxious, so I cycle to work."),
-    ("2024-03-30T10:00:00", "s5", "I'm allergic to peanuts, so I always check labels."),
-]
 # Small tiers, so that some questions are answered by tier 1, some by tier 2 and some
 # only by the whole tree.
 TIERS = TieringConfig(S=1, K=1, H=1, top_roots=1, sufficient_fill=0.0, sufficient_cosine=0.5)
@@ -242,3 +236,32 @@ def test_concurrent_observes_from_two_processes_leave_redis_consistent(tmp_path,
         assert served.text == want.recall.text
     finally:
         tree.close()
+
+
+def test_drift_gate_decides_the_re_rank(stores, redis_server) -> None:
+    from datetime import datetime, timezone
+
+    from personatree.hot_redis import decode_gate
+    from tests.helpers import seed_mid
+
+    writer, _ = stores
+    now = datetime.now(timezone.utc)  # the writer's clock: the claims are strong now
+    client = writer.hot.client
+
+    def gate() -> tuple[dict, Any]:
+        return decode_gate(*client.fields("sam", "gate", "anchor"))
+
+    # A strong pattern gives the tree a persona vector: the first anchor, a re-rank.
+    seed_mid(writer, "sam", "m-dogs", "Loves dogs and takes Max to the beach", logit=2.5, t_first=now, t_last=now)
+    g1, a1 = gate()
+    assert a1 is not None
+    # A leaf that hardly moves the persona: ranked against the same anchor.
+    writer.observe("sam", "I bought Max a new blue collar.", at="2024-04-01T10:00:00", session_id="s6")
+    g2, a2 = gate()
+    assert g2["reranks"] == g1["reranks"] and g2["lazy_updates"] == g1["lazy_updates"] + 1
+    assert a2 is not None and a2.tobytes() == a1.tobytes()
+    # A second strong claim far from the first moves P by more than τ: re-anchored.
+    seed_mid(writer, "sam", "m-run", "Trains for marathons and tracks every race time", logit=2.5,
+             t_first=now, t_last=now)
+    g3, a3 = gate()
+    assert g3["reranks"] == g2["reranks"] + 1 and a3.tobytes() != a2.tobytes()

@@ -84,14 +84,20 @@ def test_every_endpoint(client: httpx.Client) -> None:
     assert stats["observations"] == 3 and stats["leaves"] >= 3
     rec = client.post("/v1/users/ana/recall", headers=h, json={"query": "what pets does she have?", "budget": 120})
     assert rec.status_code == 200 and "Miso" in rec.json()["text"] and rec.json()["tokens"] <= 120
+    item = rec.json()["items"][0]
+    assert item["level"] in ("leaf", "mid", "root") and item["sources"] and rec.json()["route"]["probabilities"]
     assert "trace" not in rec.json() or rec.json()["trace"] is None
     traced = client.post("/v1/users/ana/recall", headers=h, json={"query": "pets", "trace": True}).json()
     assert traced["trace"]
     hits = client.post("/v1/users/ana/search", headers=h, json={"query": "swimming pool", "k": 2}).json()["hits"]
     assert len(hits) == 2 and "swimming" in hits[0]["content"]
     leaf = hits[0]["node_id"]
-    ex = client.get(f"/v1/users/ana/nodes/{leaf}/explanation", headers=h, params={"max_observations": 5}).json()
-    assert ex["node_id"] == leaf and ex["observations"][0]["messages"][0]["content"] in FACTS and ex["text"]
+    got = client.get(f"/v1/users/ana/nodes/{leaf}/explanation", headers=h, params={"max_observations": 5}).json()
+    ex = got["explanation"]
+    assert ex["node_id"] == leaf and ex["observations"][0]["messages"][0]["content"] in FACTS and got["text"]
+    first = one.json()["decisions"][0]["leaf_id"]
+    ex = client.get(f"/v1/users/ana/nodes/{first}/explanation", headers=h).json()["explanation"]
+    assert ex["path"][0]["level"] == "leaf" and ex["observations"][0]["metadata"] == {"via": "test"}
     prof = client.get("/v1/users/ana/profile", headers=h, params={"budget": 200}).json()
     assert prof["user_id"] == "ana" and prof["tokens"] <= 200 and prof["items"]
 
@@ -255,3 +261,34 @@ def test_keys_parsing(tmp_path: Path) -> None:
         load_keys(None, environ={})
     with pytest.raises(ConfigError):
         load_keys(tmp_path / "missing.txt", environ={})
+
+
+def test_status_of_library_errors() -> None:
+    from personatree import errors as e
+    from personatree.rest.problems import status_of
+
+    expected = {e.InputError: 422, e.MessageError: 422, e.QueryError: 422, e.UnknownUserError: 404,
+                e.UnknownNodeError: 404, e.NotFoundError: 404, e.InvariantError: 409, e.StaleStateError: 409,
+                e.VacuumPendingError: 409, e.StoreBusyError: 503, e.RateLimitError: 503,
+                e.JudgeTimeoutError: 504, e.ProviderError: 502, e.JudgeOutputError: 502, e.StoreError: 500,
+                e.ConfigError: 500, e.EmbedderError: 500, e.MigrationError: 500}
+    assert {cls: status_of(cls("x")) for cls in expected} == expected
+
+
+def test_chat_exports_are_imported(client: httpx.Client) -> None:
+    from .chat_exports import chatgpt_export, claude_export
+
+    h = auth(BO)
+    first = client.post("/v1/users/cy/import/chat", headers=h, json=chatgpt_export())
+    assert first.status_code == 200, first.text
+    summary = first.json()["summary"]
+    assert summary["new"] >= 1 and summary["duplicates"] == 0 and first.json()["user_id"] == "cy"
+    again = client.post("/v1/users/cy/import/chat", headers=h, json=chatgpt_export()).json()["summary"]
+    assert again["new"] == 0 and again["duplicates"] == summary["new"]  # nothing stored twice
+    claude = client.post("/v1/users/cy/import/chat", headers=h, json=claude_export()).json()["summary"]
+    assert claude["new"] >= 1
+    stats = client.get("/v1/users/cy/stats", headers=h).json()
+    assert stats["observations"] >= summary["new"] + claude["new"]
+    bad = is_problem(client.post("/v1/users/cy/import/chat", headers=h, json={"nothing": "here"}), 422)
+    assert bad["error"] == "ChatFormatError"
+    is_problem(client.post("/v1/users/eve/import/chat", headers=h, json=chatgpt_export()), 403)

@@ -2,9 +2,10 @@
 
 Every command takes ``--store`` (a SQLite path or store URL; the environment
 variable ``PERSONATREE_STORE`` sets the default) and most take ``--json`` for
-machine-readable output. Library errors become one clean line on stderr and a
-non-zero exit, never a traceback. Long ingestions show a progress bar on stderr,
-so that stdout stays clean for ``--json``.
+machine-readable output. Library errors become one clean line on stderr and exit
+code 1, usage errors one ``error:`` line and exit code 2 (:mod:`.group`), never a
+traceback. Reading commands load no model (it loads on the first text to embed).
+Long ingestions show a progress bar on stderr, so that stdout stays clean for ``--json``.
 
 Commands that only read refuse a store file that does not exist (instead of
 creating an empty one); ``observe``, ``import``, ``demo`` and ``mcp`` create it, in

@@ -64,6 +64,7 @@ def delete_user(
     user: str,
     yes: bool = typer.Option(False, "--yes", help="Confirm the deletion."),
     store: str = StoreOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Delete every row stored for USER."""
     if not yes:
@@ -72,7 +73,10 @@ def delete_user(
     with errors():
         with open_tree(store) as tree:
             tree.delete_user(user)
-        console.print(f"deleted {user}", markup=False)
+        if as_json:
+            print_json({"deleted": user})
+        else:
+            console.print(f"deleted {user}", markup=False)
 
 
 def rebuild(user: str, store: str = StoreOpt, as_json: bool = JsonOpt) -> None:

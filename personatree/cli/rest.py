@@ -54,9 +54,9 @@ def serve(
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (use PostgreSQL for several)."),
     keys_file: Path | None = typer.Option(
         None, "--keys-file", "-k", envvar="PERSONATREE_API_KEYS_FILE",
-        help="File of API keys, one '<key> <users|*> [name]' a line (also: env PERSONATREE_API_KEYS)."),
+        help="File of API keys, one '<key> <users|*> \\[name]' a line (also: env PERSONATREE_API_KEYS)."),
     max_body_bytes: int = typer.Option(1 << 20, min=1, help="Largest request body (bytes)."),
-    max_import_bytes: int = typer.Option(64 << 20, min=1, help="Largest body of the import endpoint (bytes)."),
+    max_import_bytes: int = typer.Option(64 << 20, min=1, help="Largest body of the import endpoints (bytes)."),
     threads: int | None = typer.Option(None, min=1, help="Threads per worker that run memory calls."),
     log_level: str = typer.Option("info", help="uvicorn log level (requests are logged without keys)."),
     store: str = StoreOpt,

@@ -305,7 +305,8 @@ class Memory:
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """The changes of a memory, oldest first: its ``ADD``, each ``UPDATE`` (the new
-        statement recorded by :meth:`update`) and its ``DELETE``.
+        statement recorded by :meth:`update`) and its ``DELETE``. A deleted memory has
+        no ``ADD`` entry: what is forgotten leaves no copy in the store.
 
         Raises
         ------

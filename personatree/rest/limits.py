@@ -27,7 +27,7 @@ class Limits:
     max_body_bytes : int
         Largest request body of every endpoint but import.
     max_import_bytes : int
-        Largest body of the import endpoint (a whole export).
+        Largest body of the import endpoints (a whole export).
     """
 
     max_body_bytes: int = 1 << 20
@@ -41,13 +41,14 @@ class DeclaredLengthLimit:
     counted as they are read by FastAPI's own limit, which answers with the same problem.
     """
 
-    def __init__(self, app: ASGIApp, *, limits: Limits, import_suffix: str = "/import") -> None:
-        self.app, self.limits, self.import_suffix = app, limits, import_suffix
+    def __init__(self, app: ASGIApp, *, limits: Limits, import_suffixes: tuple[str, ...] = ("/import", "/import/chat"),
+                 ) -> None:
+        self.app, self.limits, self.import_suffixes = app, limits, import_suffixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = str(scope.get("path", ""))
-            limit = (self.limits.max_import_bytes if path.endswith(self.import_suffix)
+            limit = (self.limits.max_import_bytes if path.endswith(self.import_suffixes)
                      else self.limits.max_body_bytes)
             declared = Headers(scope=scope).get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > limit:

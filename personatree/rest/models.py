@@ -1,8 +1,7 @@
 """The REST server's request and response bodies, as pydantic models.
 
 Requests refuse unknown fields (a misspelt ``bugdet`` is a 422, not a silent default).
-Responses are read from the library's result objects (``from_attributes``), so the
-OpenAPI document describes exactly what the Python API returns.
+Responses are the library's own result types where they exist.
 """
 
 from __future__ import annotations
@@ -12,22 +11,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..types import Level
+from .. import Explanation, InsertReport, Level, Route, SearchHit
+from ..retrieval.result import RecallItem, TraceEntry
 
 __all__ = [
     "MessageIn", "ObserveIn", "ObserveBatchIn", "RecallIn", "SearchIn", "ConsolidateIn",
-    "InsertOut", "BatchOut", "RecallOut", "SearchOut", "ExplanationOut", "ProfileOut", "ForgetOut",
-    "ImportOut", "ConsolidateOut", "StatsOut", "UsersOut", "HealthOut",
+    "BatchOut", "ChatImportOut", "RecallOut", "SearchOut", "ExplanationOut", "ConsolidateOut", "StatsOut", "UsersOut",
+    "HealthOut",
 ]
 
 
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
 
 
 # -- requests --------------------------------------------------------------------------
@@ -97,165 +93,49 @@ class ConsolidateIn(_In):
     now: datetime | None = Field(None, description="The pass's notion of now; default the clock's.")
 
 
-# -- responses -------------------------------------------------------------------------
-
-
-class LeafDecisionOut(_Out):
-    leaf_id: str
-    content: str
-    schema_type: str
-    action: Literal["attach", "conflict", "orphan"]
-    target: str | None
-
-
-class InsertOut(_Out):
-    """What ``observe`` did."""
-
-    user_id: str
-    observation_id: str
-    duplicate: bool = Field(description="The observation was stored already; nothing changed.")
-    decisions: list[LeafDecisionOut]
+# -- responses --------------------------------------------------------------------------
+#
+# The library's result types (frozen dataclasses) are response types as they are, so the
+# OpenAPI document describes exactly what the Python API returns; the models below only
+# add what a response needs beside them (the user, a readable text, an opt-out).
 
 
 class BatchOut(BaseModel):
     """What ``observe`` did with each interaction, in order."""
 
-    reports: list[InsertOut]
+    reports: list[InsertReport]
 
 
-class RouteOut(BaseModel):
-    level: Level
-    probabilities: dict[str, float]
-    schema_types: list[str]
+class ChatImportOut(BaseModel):
+    """What a chat import stored."""
 
-
-class RecallItemOut(BaseModel):
-    node_id: str
-    level: Level
-    schema_type: str
-    depth: int
-    parent: str | None
-    tokens: int
-    relevance: float
-    confidence: float
-    fit: float
-    utility: float
-    dense_rank: int | None
-    lexical_rank: int | None
-    sources: list[tuple[str, int]] = Field(description="(observation id, turn) pairs behind the node.")
-    reason: str
-    neighbour_of: str | None
-
-
-class TraceOut(BaseModel):
-    node_ids: list[str]
-    action: str
-    utility: float
-    tokens: int
-    reason: str
+    user_id: str
+    summary: dict[str, Any] = Field(description="The export's counts and what insertion did (new, duplicates, "
+                                                "leaves, attached, conflicts, ...).")
 
 
 class RecallOut(BaseModel):
-    """Context for an LLM within a token budget."""
+    """Context for an LLM within a token budget (:class:`~personatree.Recall`)."""
 
     user_id: str
     text: str = Field(description="The rendered context, ready for a prompt.")
     tokens: int
     budget: int
-    route: RouteOut
-    items: list[RecallItemOut]
-    trace: list[TraceOut] | None = None
-
-
-class SearchHitOut(_Out):
-    node_id: str
-    level: Level
-    schema_type: str
-    content: str
-    score: float
-    confidence: float
-    archived: bool
+    route: Route
+    items: list[RecallItem]
+    trace: list[TraceEntry] | None = Field(None, description="The packer's decisions, when asked for.")
 
 
 class SearchOut(BaseModel):
     user_id: str
-    hits: list[SearchHitOut]
+    hits: list[SearchHit]
 
 
-class ExplainStepOut(_Out):
-    node_id: str
-    level: Level
-    schema_type: str
-    content: str
-    confidence: float
-    n_support: int
-    n_conflict: int
-    t_first: datetime
-    t_last: datetime
-    edge_psi: float | None
-    edge_reason: str | None
+class ExplanationOut(BaseModel):
+    """Why a node is believed (:class:`~personatree.Explanation`), with its text form."""
 
-
-class MessageOut(_Out):
-    role: str
-    content: str
-    name: str | None
-
-
-class ObservationOut(_Out):
-    id: str
-    session_id: str
-    at: datetime
-    messages: list[MessageOut]
-    metadata: dict[str, Any]
-
-
-class ExplanationOut(_Out):
-    """Why a node is believed."""
-
-    user_id: str
-    node_id: str
-    path: list[ExplainStepOut] = Field(description="The node and its support path upward.")
-    support: list[ExplainStepOut]
-    conflicts: list[ExplainStepOut]
-    observations: list[ObservationOut]
-    archived: bool
+    explanation: Explanation
     text: str = Field(description="A readable form.")
-
-
-class ProfileItemOut(_Out):
-    node_id: str
-    level: Level
-    schema_type: str
-    confidence: float
-    priority: float
-    section: str
-    line: str
-
-
-class ProfileOut(_Out):
-    """The standing profile block for a system prompt."""
-
-    user_id: str
-    text: str
-    items: list[ProfileItemOut]
-    tokens: int
-    budget: int
-
-
-class ForgetOut(_Out):
-    user_id: str
-    removed: list[str]
-    changed: list[str]
-
-
-class ImportOut(_Out):
-    user_id: str
-    observations: int
-    nodes: int
-    edges: int
-    events: int
-    version: int
 
 
 class ConsolidateOut(BaseModel):

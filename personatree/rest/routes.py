@@ -17,17 +17,15 @@ from ..aio import AsyncPersonaTree
 from ..errors import UnknownUserError
 from .keys import ApiKey, ApiKeys
 from .limits import Limits
+from .. import ForgetReport, ImportReport, InsertReport, Profile
 from .models import (
     BatchOut,
+    ChatImportOut,
     ConsolidateIn,
     ConsolidateOut,
     ExplanationOut,
-    ForgetOut,
-    ImportOut,
-    InsertOut,
     ObserveBatchIn,
     ObserveIn,
-    ProfileOut,
     RecallIn,
     RecallOut,
     SearchIn,
@@ -83,21 +81,20 @@ async def list_users(key: Key, tree: Tree) -> UsersOut:
     return UsersOut(users=[u for u in await tree.users() if key.allows(u)])
 
 
-async def observe(user: User, body: ObserveIn, tree: Tree) -> InsertOut:
+async def observe(user: User, body: ObserveIn, tree: Tree) -> InsertReport:
     """Record one interaction; the leaves extracted from it and what insertion did with each."""
-    report = (await tree.observe_many(user, [body.interaction()]))[0]
-    return InsertOut.model_validate(report)
+    return (await tree.observe_many(user, [body.interaction()]))[0]
 
 
 async def observe_batch(user: User, body: ObserveBatchIn, tree: Tree) -> BatchOut:
     """Record many interactions of one user in order; nothing is stored if one is invalid."""
     reports = await tree.observe_many(user, [i.interaction() for i in body.interactions])
-    return BatchOut(reports=[InsertOut.model_validate(r) for r in reports])
+    return BatchOut(reports=reports)
 
 
 async def import_user(user: User, tree: Tree,
                       document: Annotated[dict[str, Any], Body(description="A personatree export document.")]
-                      ) -> ImportOut:
+                      ) -> ImportReport:
     """Import an export (``GET .../export`` of this or another server) as this user."""
     if document.get("user_id") != user:
         raise ProblemError(422, f"the export is of user {document.get('user_id')!r}, not {user!r}",
@@ -108,40 +105,46 @@ async def import_user(user: User, tree: Tree,
         pass
     else:
         raise ProblemError(409, f"user {user!r} already has data; delete it first", kind="user-exists")
-    return ImportOut.model_validate(await tree.import_export(document))
+    return await tree.import_export(document)
+
+
+async def import_chat(user: User, tree: Tree,
+                      export: Annotated[list[Any] | dict[str, Any], Body(
+                          description="A ChatGPT or Claude data export (conversations.json), or OpenAI-style "
+                                      "conversations with a messages list.")]) -> ChatImportOut:
+    """Import a chat export as the user's interactions; importing it again stores nothing new."""
+    report = await tree.import_chat(user, export, source="the request body")
+    return ChatImportOut(user_id=user, summary=report.to_dict())
 
 
 async def recall(user: User, body: RecallIn, tree: Tree) -> RecallOut:
     """Context about the user relevant to the query, within a token budget."""
-    result = await tree.recall(user, body.query, budget=body.budget, model=body.model, levels=body.levels)
-    data = result.to_dict()
-    if not body.trace:
-        data.pop("trace", None)
-    return RecallOut(user_id=user, **data)
+    r = await tree.recall(user, body.query, budget=body.budget, model=body.model, levels=body.levels)
+    return RecallOut(user_id=user, text=r.text, tokens=r.tokens, budget=r.budget, route=r.route,
+                     items=list(r.items), trace=list(r.trace) if body.trace else None)
 
 
 async def search(user: User, body: SearchIn, tree: Tree) -> SearchOut:
     """Plain similarity search over the user's nodes, best first."""
     hits = await tree.search(user, body.query, k=body.k, levels=body.levels)
-    return SearchOut(user_id=user, hits=hits)  # type: ignore[arg-type]  # read by from_attributes
+    return SearchOut(user_id=user, hits=hits)
 
 
 async def explain(user: User, node_id: NodeId, tree: Tree,
                   max_observations: Annotated[int, Query(ge=0, le=1000)] = 20) -> ExplanationOut:
     """Why a node is believed: its support path, its evidence and the observations behind it."""
     ex = await tree.explain(user, node_id, max_observations=max_observations)
-    fields = {name: getattr(ex, name) for name in ExplanationOut.model_fields if name != "text"}
-    return ExplanationOut.model_validate({**fields, "text": ex.render()})
+    return ExplanationOut(explanation=ex, text=ex.render())
 
 
-async def profile(user: User, tree: Tree, budget: Annotated[int | None, Query(ge=1)] = None) -> ProfileOut:
+async def profile(user: User, tree: Tree, budget: Annotated[int | None, Query(ge=1)] = None) -> Profile:
     """The standing profile block (top claims, pivotal patterns, recent evidence)."""
-    return ProfileOut.model_validate(await tree.profile(user, budget=budget))
+    return await tree.profile(user, budget=budget)
 
 
-async def forget(user: User, node_id: NodeId, tree: Tree, cascade: bool = False) -> ForgetOut:
+async def forget(user: User, node_id: NodeId, tree: Tree, cascade: bool = False) -> ForgetReport:
     """Remove a node (with ``cascade``, its support subtree) and what was derived only from it."""
-    return ForgetOut.model_validate(await tree.forget(user, node_id, cascade=cascade))
+    return await tree.forget(user, node_id, cascade=cascade)
 
 
 async def export(user: User, tree: Tree) -> dict[str, Any]:
@@ -183,6 +186,7 @@ ROUTES: tuple[tuple[str, str, Any, int, dict[int | str, dict[str, Any]], bool], 
     ("POST", U + "/observations", observe, 200, {}, False),
     ("POST", U + "/observations/batch", observe_batch, 200, {}, False),
     ("POST", U + "/import", import_user, 201, _409, True),
+    ("POST", U + "/import/chat", import_chat, 200, {}, True),
     ("POST", U + "/recall", recall, 200, {}, False),
     ("POST", U + "/search", search, 200, {}, False),
     ("GET", U + "/nodes/{node_id}/explanation", explain, 200, {}, False),

@@ -162,7 +162,7 @@ class HotIndex:
     @classmethod
     def from_closures(
         cls, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
-        version: Hashable,
+        version: Hashable, *, whole: bool = False,
     ) -> "HotIndex":
         """A hot index over closures computed elsewhere (a shared hot tier).
 
@@ -178,13 +178,16 @@ class HotIndex:
             As for :meth:`sync`.
         members : dict
             Member id → its :func:`closure` in the whole tree, in tier order.
+        whole : bool
+            ``graph`` is exactly the sub-tree (the closures' nodes in closure order,
+            with the support edges among them): used as is, not copied.
 
         Returns
         -------
         HotIndex
         """
         hot = cls()
-        hot._adopt(graph, graph_key, dict(members), children, version)
+        hot._adopt(graph, graph_key, dict(members), children, version, whole=whole)
         return hot
 
     def _build(
@@ -194,14 +197,14 @@ class HotIndex:
 
     def _adopt(
         self, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
-        version: Hashable,
+        version: Hashable, whole: bool = False,
     ) -> None:
         self.members = members
         self.counts = {}
         for cl in self.members.values():
             for y in cl:
                 self.counts[y] = self.counts.get(y, 0) + 1
-        sub = _sub_tree(graph, self.counts)
+        sub = graph if whole else _sub_tree(graph, self.counts)
         self.sub, self.graph_key, self.children, self.version = sub, graph_key, children, version
         # A fresh state: the old one indexes another graph version's node objects.
         self.state = RetrievalState(sub).refresh(sub, version)

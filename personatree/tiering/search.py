@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from ..types import Level, Node, Route
 from .hot import HotIndex
 from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "could_suffice", "archive_top", "hot_states", "search_tiers",
+__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "archive_top", "hot_states", "search_tiers",
            "search_request", "search_hot", "search_deep", "tiered_recall", "tiers_of", "tiering_config"]
 
 
@@ -152,20 +152,25 @@ def could_suffice(
     """
     if qvec is None:
         return False
-    need = cfg.sufficient_fill * budget
+    close = (
+        state.nodes[arr.ids[int(row)]]
+        for lv, arr in state.arrays.items()
+        if arr.ids and not (levels and lv not in levels)
+        for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine)
+    )
+    return could_fill(close, cfg.sufficient_fill * budget)
+
+
+def could_fill(close: Iterable[Node], need: float) -> bool:
+    """Whether the close matches ``close``, each at the most its rendered line could
+    cost, add up to ``need`` tokens (the bound of :func:`could_suffice`)."""
     total = 0
-    for lv, arr in state.arrays.items():
-        if (levels and lv not in levels) or not arr.ids:
-            continue
-        for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine):
-            n = state.nodes[arr.ids[int(row)]]
-            speaker = n.attributes.get("speaker")
-            extra = n.schema_type if n.level is not Level.LEAF else speaker
-            total += len(n.content.encode()) + _LINE_BYTES + (
-                len(extra.encode()) if isinstance(extra, str) else 0
-            )
-            if total >= need:
-                return True
+    for n in close:
+        speaker = n.attributes.get("speaker")
+        extra = n.schema_type if n.level is not Level.LEAF else speaker
+        total += len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
+        if total >= need:
+            return True
     return False
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Sequence
 
+import numpy as np
 import orjson
 
 from ..config import TieringConfig
@@ -42,19 +43,20 @@ from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError, StoreError, UnknownUserError
 from ..graph import MemoryGraph
 from ..retrieval.access import access_log
+from ..retrieval.lexical import token_memo
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
-from ..types import EdgeKind, Level
+from ..types import EdgeKind, Level, Node
 from .header import NodeHeader
 from .hot import HotIndex, closure
-from .search import TieredResult, search_deep, search_hot, search_request, tiered_recall
+from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
 from .tiers import TierState, tier_state
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..hot_redis import HotEntry, RedisHot
 
 __all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "fingerprint", "build_entry",
-           "entry_states", "entry_tiers", "write_through", "shared_recall"]
+           "entry_graph", "entry_states", "entry_tiers", "write_through", "shared_recall"]
 
 
 class HotTierWarning(UserWarning):
@@ -215,28 +217,58 @@ def entry_tiers(entry: "HotEntry") -> TierState:
                      membership=int(t.get("membership", 0)))
 
 
-def entry_states(entry: "HotEntry", tcfg: TieringConfig) -> tuple[RetrievalState, RetrievalState]:
-    """Retrieval states over tier 1 and tiers 1+2, rebuilt from an entry alone.
-
-    The same sub-trees, in the same node order, as
-    :func:`~personatree.tiering.search.hot_states` builds from the whole tree.
-    """
+def entry_graph(entry: "HotEntry") -> MemoryGraph:
+    """The entry's nodes and support edges as a graph (the tier 1+2 sub-tree's nodes,
+    in its order)."""
     g = MemoryGraph(entry.user_id)
     for n in entry.nodes:
         g.add_node(n)
     for e in entry.edges:
         g.add_edge(e)
+    return g
+
+
+def entry_states(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | None = None,
+                 tier1: bool = True) -> tuple[RetrievalState, RetrievalState]:
+    """Retrieval states over tier 1 and tiers 1+2, rebuilt from an entry alone.
+
+    The same sub-trees, in the same node order, as
+    :func:`~personatree.tiering.search.hot_states` builds from the whole tree.
+    ``tier1=False`` leaves tier 1's state empty (for a query it cannot suffice).
+    """
+    g = entry_graph(entry) if graph is None else graph
     t = entry.tiers
     closures = {x: tuple(c) for x, c in t["closures"].items()}
-    tier1 = tuple(dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"]))
+    t1 = tuple(dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"]))
     key = (entry.version, id(g))
     out = []
-    for ids in (tier1, tier1 + tuple(t["tier2"])):
-        members = {x: closures[x] for x in dict.fromkeys(ids)}
-        hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)))
-        assert hot.state is not None
-        out.append(hot.state)
+    with token_memo():  # tier 1's texts are tier 1+2's too: tokenized once
+        for whole, ids in ((False, t1 if tier1 else ()), (True, t1 + tuple(t["tier2"]))):
+            members = {x: closures[x] for x in dict.fromkeys(ids)}
+            # Tiers 1+2's sub-tree is the entry's graph itself (build_entry wrote it in
+            # closure order): indexed as is, not copied.
+            hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)),
+                                         whole=whole)
+            assert hot.state is not None
+            out.append(hot.state)
     return out[0], out[1]
+
+
+def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg: TieringConfig) -> bool:
+    # could_suffice's bound over the entry's graph (restricted to ``ids``), before any
+    # retrieval state is built: a query no hot tier can answer goes to the store
+    # without indexing them.
+    if req.qvec is None:
+        return False
+    close: list[Node] = []
+    for lv in Level:
+        if req.levels and lv not in req.levels:
+            continue
+        ix = g.index(lv)
+        if ix.ids:
+            rows = np.flatnonzero(ix.matrix @ req.qvec >= tcfg.sufficient_cosine)
+            close.extend(g.node(ix.ids[int(r)]) for r in rows if ids is None or ix.ids[int(r)] in ids)
+    return could_fill(close, tcfg.sufficient_fill * req.budget)
 
 
 def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg: TieringConfig,
@@ -379,7 +411,15 @@ def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
 def _from_entry(engine: Engine, tier: SharedTier, entry: "HotEntry", req: RecallQuery,
                 tcfg: TieringConfig) -> TieredResult | None:
     # Tiers 1 and 2 from the entry; None when the tree must be read (tier 3).
-    t1, t12 = entry_states(entry, tcfg)
+    g = entry_graph(entry)
+    t = entry.tiers
+    with_t1 = True
+    if not (tcfg.claims_suffice and req.route.level is not Level.LEAF):  # search_hot's bounds, first
+        if not _could_suffice(g, None, req, tcfg):
+            return None
+        members = dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"])
+        with_t1 = _could_suffice(g, {y for x in members for y in t["closures"][x]}, req, tcfg)
+    t1, t12 = entry_states(entry, tcfg, g, with_t1)
     got = search_hot(t1, t12, _full(engine, entry.user_id), req, tcfg)
     return got if isinstance(got, TieredResult) else None
 
