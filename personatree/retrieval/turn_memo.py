@@ -14,11 +14,12 @@ and the store removes its turns' documents in the same commit.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Callable, Iterable, NamedTuple
+
+import orjson
 
 from ..text import is_disposition
 from ..types import Node
@@ -94,7 +95,7 @@ class TurnMemo:
             self.misses += 1
             return None
         try:
-            seq, tokens, disp = json.loads(row[1])
+            seq, tokens, disp = orjson.loads(row[1])
             doc = TurnDocument([str(t) for t in tokens], int(seq), [str(d) for d in disp])
         except (ValueError, TypeError):  # a row this release cannot read: recompute it
             self.misses += 1
@@ -104,8 +105,7 @@ class TurnMemo:
 
     def put(self, turn: str, digest: str, doc: TurnDocument) -> None:
         """Record a computed document (written on the next :meth:`flush`)."""
-        row = (digest, json.dumps([doc.seq, doc.tokens, doc.dispositions], ensure_ascii=False,
-                                  separators=(",", ":")))
+        row = (digest, orjson.dumps([doc.seq, doc.tokens, doc.dispositions]).decode("utf-8"))
         self.stored[turn] = row
         self._upserts[turn] = row
         self._drops.discard(turn)
