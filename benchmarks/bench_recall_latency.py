@@ -21,7 +21,7 @@ Timed per query (after warm-up, steady state, per-user caches hot):
 
 Run::
 
-    python3 benchmarks/bench_recall_latency.py [--sizes 1000 10000 50000] [--queries 200]
+    python3 benchmarks/bench_recall_latency.py [--sizes 1000 10000 50000] [--queries 200] [--embedders default fast]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import numpy as np
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from personatree.config import RecallConfig  # noqa: E402
-from personatree.embedders import SentenceTransformerEmbedder  # noqa: E402
+from personatree.embedders import make_embedder  # noqa: E402
 from personatree.graph import MemoryGraph  # noqa: E402
 from personatree.index import top_k  # noqa: E402
 from personatree.retrieval.engine import recall_state  # noqa: E402
@@ -162,7 +162,7 @@ def vectors_for(
     return out
 
 
-def build(n: int, emb: SentenceTransformerEmbedder, unique: int, seed: int = 0) -> MemoryGraph:
+def build(n: int, emb, unique: int, seed: int = 0) -> MemoryGraph:
     rng, nrng = random.Random(seed), np.random.default_rng(seed)
     n_roots, n_mids = max(3, n // 80), max(8, n * 78 // 1000)
     n_leaves = n - n_roots - n_mids
@@ -255,8 +255,16 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--unique", type=int, default=3000)
+    ap.add_argument("--embedders", nargs="+", default=["default"],
+                    help="embedder specs, each measured in turn ('fast' = the fast preset's static embedder)")
     args = ap.parse_args()
-    emb = SentenceTransformerEmbedder()
+    for spec in args.embedders:
+        print(f"\nembedder {spec!r}")
+        measure(args, make_embedder("static" if spec == "fast" else spec))
+
+
+def measure(args: argparse.Namespace, emb) -> None:
+    """Every size with one embedder; prints its table."""
     router = default_router(emb)
     counter = shared_counter("gpt-4o-mini")
     registry = SchemaRegistry.load()

@@ -208,18 +208,14 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(pg_folder, ignore_errors=True)
 
 
-def _print(rows: list[Row], args: argparse.Namespace, recall_used: bool) -> None:
-    header = ["store", "clients", "observe/s", "obs p50 ms", "obs p95 ms",
-              f"{'recall' if recall_used else 'search'}/s", "p50 ms", "p95 ms", "stale give-ups"]
-    body = [[r.store, str(r.clients), f"{r.observe_per_s:.0f}", f"{r.observe_p50_ms:.1f}",
-             f"{r.observe_p95_ms:.1f}", f"{r.recall_per_s:.0f}", f"{r.recall_p50_ms:.1f}",
-             f"{r.recall_p95_ms:.1f}", str(r.give_ups)] for r in rows]
-    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
-           f"{platform.python_version()}, embedder={args.embedder}, {args.observe} observes + "
-           f"{args.recall} recalls per client, one user per client")
-    if args.markdown:
+def print_table(header: list[str], body: list[list[str]], env: str, *, markdown: bool, text_columns: int) -> None:
+    """A table for people (aligned columns) or for BENCHMARKS.md (Markdown), then ``env``.
+
+    The first ``text_columns`` columns are left-aligned in Markdown, the others right.
+    """
+    if markdown:
         print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---:" if i > 1 else "---" for i in range(len(header))) + "|")
+        print("|" + "|".join("---:" if i >= text_columns else "---" for i in range(len(header))) + "|")
         for b in body:
             print("| " + " | ".join(b) + " |")
         print(f"\n{env}")
@@ -229,6 +225,20 @@ def _print(rows: list[Row], args: argparse.Namespace, recall_used: bool) -> None
     for b in body:
         print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
     print(env)
+
+
+def _print(rows: list[Row], args: argparse.Namespace, recall_used: bool) -> None:
+    header = ["store", "clients", "observe/s", "obs p50 ms", "obs p95 ms",
+              f"{'recall' if recall_used else 'search'}/s", "p50 ms", "p95 ms", "stale give-ups"]
+    body = [[r.store, str(r.clients), f"{r.observe_per_s:.0f}", f"{r.observe_p50_ms:.1f}",
+             f"{r.observe_p95_ms:.1f}", f"{r.recall_per_s:.0f}", f"{r.recall_p50_ms:.1f}",
+             f"{r.recall_p95_ms:.1f}", str(r.give_ups)] for r in rows]
+    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
+           f"{platform.python_version()}, embedder={args.embedder}, {args.observe} observes + "
+           f"{args.recall} recalls per client, one user per client")
+    print_table(header, body, env, markdown=args.markdown, text_columns=2)
+    if args.markdown:
+        return
     if any(r.give_ups for r in rows):
         print("stale give-ups: times the API's internal retries were exhausted and the client retried")
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 # Names imported "as" themselves (the result types, open_store, the judge errors) are
 # public too, though not in the pinned ``__all__`` below.
 from .api import ForgetReport, PersonaTree, RebuildReport
+from .aio import AsyncPersonaTree
 from .clock import FixedClock, SystemClock
 from .config import (
     ConfidenceConfig,
@@ -93,6 +94,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     # the API
     "PersonaTree",
+    "AsyncPersonaTree",
     "PersonaTreeConfig",
     "ConfidenceConfig",
     "InsertionConfig",

@@ -21,6 +21,7 @@ from .clock import SystemClock
 from .config import PersonaTreeConfig
 from . import ingest
 from .engine.core import Engine, Replayer, TreeState
+from .engine.lazy_judge import LazyJudge
 from .engine.embedder_record import EMBEDDER_META_KEY, check_embedder, recorded_embedder
 from .ingest import leaf_id
 from .replay import rebuild_user
@@ -35,6 +36,8 @@ from .types import InsertReport
 
 if TYPE_CHECKING:  # pragma: no cover
     from .consolidate.plan import ConsolidationPlan
+    from .hot_redis import RedisHot
+    from .portability.chats import ChatImportReport
 
 __all__ = ["PersonaTree", "RebuildReport", "ForgetReport", "recorded_embedder", "EMBEDDER_META_KEY", "leaf_id"]
 
@@ -103,6 +106,11 @@ class PersonaTree(TreeReads):
     token_counter : TokenCounter, optional
         Counts recall and profile budgets; default the tokenizer of
         ``config.recall.model``. Assigning the attribute later works too.
+    hot : str or RedisHot, optional
+        A shared hot tier (``redis://host:port/db``, the ``redis`` extra): recall
+        answers from each user's tiers 1 and 2 in Redis and reads the tree from the
+        store only when they do not suffice; every commit writes the tier through.
+        See :mod:`personatree.tiering.shared`.
     """
 
     store: _Part[Store] = _Part()
@@ -125,9 +133,14 @@ class PersonaTree(TreeReads):
         clock: Clock,
         redactor: Callable[[str], str] | None = None,
         token_counter: TokenCounter | None = None,
+        hot: "str | RedisHot | None" = None,
     ) -> None:
         self.engine = Engine(store, config=config, registry=registry, embedder=embedder, judge=judge,
                              clock=clock, redactor=redactor, token_counter=token_counter, replayers=REPLAYERS)
+        if hot is not None:
+            from .tiering.shared import attach_hot
+
+            self.hot = attach_hot(self.engine, hot)
 
     # -- construction -----------------------------------------------------------------
 
@@ -143,6 +156,7 @@ class PersonaTree(TreeReads):
         store: Store | None = None,
         redactor: Callable[[str], str] | None = None,
         token_counter: TokenCounter | None = None,
+        hot: "str | RedisHot | None" = None,
     ) -> "PersonaTree":
         """Open (or create) a memory at ``path``.
 
@@ -161,6 +175,9 @@ class PersonaTree(TreeReads):
             Applied to every message before it is stored (e.g. a
             :class:`~personatree.redact.Redactor` with a custom scrubber); default: the
             built-in patterns named in ``config.redact``, if any.
+        hot : str or RedisHot, optional
+            A shared Redis hot tier for recall, e.g. ``"redis://127.0.0.1:6379/0"``
+            (see the class).
 
         Returns
         -------
@@ -182,7 +199,9 @@ class PersonaTree(TreeReads):
         if judge is not None:
             jdg = judge
         else:
-            offline = OfflineJudge(emb, registry, router=default_router(emb))
+            # Built on its first call: fitting it embeds the schema examples, which loads
+            # the model, and a memory opened only to be read never calls it.
+            offline: Judge = LazyJudge(lambda: OfflineJudge(emb, registry, router=default_router(emb)), "offline")
             if cfg.judge == "offline":
                 jdg = offline
             else:
@@ -200,8 +219,13 @@ class PersonaTree(TreeReads):
             if store is None:
                 st.close()
             raise
-        tree = cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg, clock=clock or SystemClock(),
-                   redactor=redactor, token_counter=token_counter)
+        try:
+            tree = cls(st, config=cfg, registry=registry, embedder=emb, judge=jdg, clock=clock or SystemClock(),
+                       redactor=redactor, token_counter=token_counter, hot=hot)
+        except BaseException:
+            if store is None:
+                st.close()
+            raise
         # Whether the first commit must record the embedder (see check_embedder).
         tree.engine.embedder_recorded = recorded
         return tree
@@ -315,6 +339,54 @@ class PersonaTree(TreeReads):
         """
         uid = self.engine.check_user(user_id)
         return ingest.observe_many(self.engine, uid, interactions, batch_size=batch_size, progress=progress)
+
+    def import_chat(
+        self,
+        user_id: str,
+        export: str | bytes | Sequence[Any] | Mapping[str, Any],
+        *,
+        source: str = "input",
+        batch_size: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> "ChatImportReport":
+        """Import a chat export as the user's interactions (one per turn).
+
+        Reads ChatGPT and Claude data exports (``conversations.json``), OpenAI-style
+        message lists (content as text or content parts) and LangChain roles; see
+        :mod:`personatree.portability.chat_formats`. Importing the same export again
+        stores nothing new.
+
+        Parameters
+        ----------
+        user_id : str
+        export : str, bytes, list or dict
+            The export's text (JSON or JSONL) or its parsed JSON.
+        source : str
+            Named in errors.
+        batch_size, progress
+            As in :meth:`observe_many`.
+
+        Returns
+        -------
+        ChatImportReport
+
+        Raises
+        ------
+        ChatFormatError
+            For an export, conversation, message or part of no known format, or one
+            without a user message; nothing is stored.
+        InputError
+            For an interaction that fails the usual checks; nothing is stored.
+        """
+        from .errors import ChatFormatError
+        from .portability.chats import ChatImportReport, read_chat_export
+
+        uid = self.engine.check_user(user_id)
+        read = read_chat_export(export, source)
+        if not read.interactions:
+            raise ChatFormatError(f"{source} has no user messages to import")
+        reports = self.observe_many(uid, read.interactions, batch_size=batch_size, progress=progress)
+        return ChatImportReport(uid, read.counts(), tuple(reports))
 
     # -- changing ---------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .judge.accounting import UsageReport
     from .retrieval.result import Recall
     from .tiering.profile import Profile
+    from .tiering.shared import SharedTier
 
 __all__ = ["TreeReads", "positive", "deprecated"]
 
@@ -44,6 +45,8 @@ class TreeReads:
     """The read methods of :class:`~personatree.api.PersonaTree`."""
 
     engine: Engine
+    #: The shared hot tier recall goes through (``PersonaTree(hot=...)``), or ``None``.
+    hot: "SharedTier | None" = None
 
     def graph(self, user_id: str) -> MemoryGraph:
         """A copy of a user's tree, safe to explore and modify (e.g. in a notebook).
@@ -182,6 +185,10 @@ class TreeReads:
         positive(budget, "budget")
         lv = None if levels is None else reads.as_levels(levels)
         uid = self.engine.check_user(user_id)
+        if self.hot is not None:
+            from .tiering.shared import shared_recall
+
+            return shared_recall(self.engine, uid, query, budget=budget, model=model, levels=lv).recall
         if self.engine.config.tiering.tiers:
             from .tiering.search import tiered_recall
 

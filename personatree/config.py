@@ -413,7 +413,8 @@ class PersonaTreeConfig(_Frozen):
     Attributes
     ----------
     embedder : str
-        ``"default"`` for the packaged all-MiniLM-L6-v2, or any sentence-transformers
+        ``"default"`` for the packaged all-MiniLM-L6-v2, ``"static"`` for its static
+        (model2vec) distillation (the ``fast`` preset), or any sentence-transformers
         model name or local path.
     embed_batch_size : int
         Batch size for embedding.
@@ -461,14 +462,16 @@ class PersonaTreeConfig(_Frozen):
         return value
 
     @classmethod
-    def preset(cls, name: Literal["default", "conservative", "eager"], **overrides: Any) -> "PersonaTreeConfig":
+    def preset(cls, name: Literal["default", "conservative", "eager", "fast"], **overrides: Any) -> "PersonaTreeConfig":
         """A named preset, optionally with top-level overrides.
 
         Parameters
         ----------
-        name : {"default", "conservative", "eager"}
+        name : {"default", "conservative", "eager", "fast"}
             ``conservative`` attaches only on strong validator agreement and promotes
-            roots later; ``eager`` forms patterns from fewer observations.
+            roots later; ``eager`` forms patterns from fewer observations; ``fast``
+            embeds with the static distillation of the packaged MiniLM (the ``fast``
+            extra; distilled once on first use, see :mod:`personatree.static_embedder`).
         **overrides
             Top-level fields to replace.
 
@@ -487,6 +490,8 @@ class PersonaTreeConfig(_Frozen):
                 "insertion": InsertionConfig(theta_attach=0.45, min_support_psi=0.2),
                 "consolidation": ConsolidationConfig(n_min=2, n_root=3, theta_c=0.6, t_root_days=7.0),
             },
+            # A static embedder costs microseconds a text, so batches can be large.
+            "fast": {"embedder": "static", "embed_batch_size": 1024},
         }
         if name not in presets:
             raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(presets)}")

@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Task", "UserResult", "JobReport", "consolidate_one", "changed_users", "run_job", "meta_key", "close_trees"]
 
 FAILED = "failed"
+#: A pass that found nothing to change (not "empty": the user may hold much evidence).
+UP_TO_DATE = "up-to-date"
 
 
 def meta_key(user_id: str) -> str:
@@ -58,8 +60,8 @@ class Task:
 class UserResult:
     """What happened to one user.
 
-    ``status`` is ``consolidated`` (a plan was applied), ``empty`` (nothing to do),
-    ``planned`` (dry run), ``unchanged`` (no change since the last pass), ``locked``
+    ``status`` is ``consolidated`` (a plan was applied), ``up-to-date`` (the pass found
+    nothing to change, however much is stored), ``planned`` (dry run with changes to make), ``unchanged`` (no change since the last pass), ``locked``
     (another run holds the user), ``stale`` (concurrent writes touched every part of
     every plan tried; the next run picks it up) or ``failed``.
     """
@@ -138,14 +140,14 @@ def consolidate_one(task: Task) -> UserResult:
         plan = consolidate_user(tree, task.user_id, dry_run=task.dry_run,
                                 now=utc(datetime.fromisoformat(task.now)))
         after = tree.store.version(task.user_id)
-        if task.dry_run:
-            status = "planned"
+        if plan.is_empty():
+            status = UP_TO_DATE
         else:
-            status = "empty" if plan.is_empty() else "consolidated"
-            if not plan.dropped_parts:
-                # A pass that left parts for later (concurrent writes touched them) does
-                # not mark the user done: the next run plans them again.
-                tree.store.set_meta(meta_key(task.user_id), str(after))
+            status = "planned" if task.dry_run else "consolidated"
+        if not task.dry_run and not plan.dropped_parts:
+            # A pass that left parts for later (concurrent writes touched them) does
+            # not mark the user done: the next run plans them again.
+            tree.store.set_meta(meta_key(task.user_id), str(after))
         return UserResult(task.user_id, status, after, plan.counts(), time.perf_counter() - start)
     except StaleStateError as exc:
         return UserResult(task.user_id, "stale", error=str(exc), seconds=time.perf_counter() - start)

@@ -8,6 +8,7 @@ so a caller can catch one type at the edge of its application::
     ├── SchemaError                 the schema-type registry file is broken
     ├── InputError                  bad input to a public call (also a ValueError)
     │   ├── MessageError            a message is empty, malformed, too large or not text
+    │   ├── ChatFormatError         a chat export of no known format
     │   └── QueryError              a search / recall query is empty or malformed
     ├── NotFoundError               an id that does not exist (also a KeyError)
     │   ├── UnknownUserError        no data stored for this user id
@@ -38,6 +39,7 @@ __all__ = [
     "SchemaError",
     "InputError",
     "MessageError",
+    "ChatFormatError",
     "QueryError",
     "NotFoundError",
     "UnknownUserError",
@@ -108,6 +110,10 @@ class InputError(PersonaTreeError, ValueError):
 
 class MessageError(InputError):
     """A message is empty, malformed, too large or not valid text."""
+
+
+class ChatFormatError(InputError):
+    """A chat export (or a conversation, message or part of one) is not of a known format."""
 
 
 class QueryError(InputError):

@@ -392,6 +392,7 @@ def delete_user_data(engine: Engine, user_id: str, *, vacuum: bool = False) -> N
             return
         store.delete_user(user_id)
         engine.drop(user_id)
+        engine.committed(user_id, 0)  # copies kept elsewhere (a hot tier) go too
         if vacuum and hasattr(store, "vacuum"):
             getattr(store, "vacuum")()
 
@@ -409,6 +410,7 @@ def _vacuum_after_delete(engine: Engine, user_id: str, run: Callable[[], None]) 
         ) from None
     finally:
         engine.drop(user_id)
+        engine.committed(user_id, 0)
 
 
 def erase_user(tree: EngineLike, user_id: str, *, vacuum: bool = True) -> None:

@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
+#: Other frameworks' names of the roles (LangChain's ``human`` and ``ai``), stored as ours.
+ROLE_ALIASES = {"human": "user", "ai": "assistant"}
 
 
 def check_text(value: object, what: str, max_chars: int, error: type[InputError] = MessageError) -> str:
@@ -97,13 +99,35 @@ def parse_messages(messages: object, limits: InputLimits) -> tuple[Message, ...]
             role, content, name = m["role"], m["content"], m.get("name")
         else:
             raise MessageError(f"message {i} must be a mapping with role and content, got {type(m).__name__}")
+        if isinstance(role, str):
+            role = ROLE_ALIASES.get(role, role)
         if not isinstance(role, str) or role not in ROLES:
             raise MessageError(f"message {i} has unknown role {role!r}; use one of {sorted(ROLES)}")
+        if isinstance(content, list):
+            content = _content_parts_text(content, i)
         check_text(content, f"message {i} content", limits.max_message_chars)
         if name is not None:
             check_id(name, f"message {i} name", limits)
         out.append(Message(role=role, content=content, name=name))
     return tuple(out)
+
+
+def _content_parts_text(parts: list[Any], i: int) -> str:
+    """The text of an OpenAI content-part list (``[{"type": "text", "text"}...]``).
+
+    Only text is stored: a part of another type (an image, audio, a file) is refused
+    rather than dropped, so nothing the caller sent disappears unseen.
+    """
+    texts: list[str] = []
+    for j, part in enumerate(parts):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            raise MessageError(f"message {i} content part {j} is {kind!r}; only text parts can be stored")
+    return "\n".join(texts)
 
 
 def parse_time(value: object, what: str = "at") -> datetime:

@@ -1,6 +1,7 @@
 """An MCP server that gives an agent a personatree memory (``personatree mcp``).
 
-Five tools, each a thin call into :class:`~personatree.api.PersonaTree`:
+Five tools, each a coroutine calling :class:`~personatree.aio.AsyncPersonaTree` (the
+sync core in a thread pool, so the server's event loop never waits on embedding):
 
 ``remember``  record what the user said (an observation; leaves are extracted and inserted)
 ``recall``    query-conditioned, token-budgeted context for a question
@@ -13,6 +14,11 @@ default user (``personatree mcp --user maya``) uses it when the argument is omit
 with ``lock_user=True`` (``--lock-user``) it refuses any other user, so that one
 server process can be handed to one user's agent without exposing anyone else.
 
+Results and arguments are typed (:mod:`personatree.mcp_models`): every tool advertises
+a closed output schema, and every argument a description and the API's limits;
+unknown arguments are refused. The profile is also a resource,
+``personatree://profile/{user_id}`` (and ``personatree://profile`` for the default user).
+
 Transports are the SDK's own: stdio (for desktop clients that spawn the server) and
 streamable HTTP (``--transport http``). Built with the official ``mcp`` SDK
 (``pip install 'personatree[mcp]'``); works with SDK 1.x (``FastMCP``) and 2.x
@@ -23,15 +29,31 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from .errors import ConfigError, InputError, PersonaTreeError
+from .mcp_models import (
+    Budget,
+    ChatMessage,
+    ExplainResult,
+    ForgetResult,
+    Limit,
+    NodeId,
+    ProfileResult,
+    Query,
+    RecallResult,
+    RememberedLeaf,
+    RememberResult,
+    UserId,
+    jsonable,
+)
 
 if TYPE_CHECKING:
+    from .aio import AsyncPersonaTree
     from .api import PersonaTree
 
 __all__ = ["ChatMessage", "build_server", "run_server", "server_class"]
@@ -44,13 +66,6 @@ INSTRUCTIONS = (
     "themselves, `recall` with the current question before answering, `profile` at the start of a "
     "conversation, `explain` to see why a claim is believed, and `forget` when the user asks you to."
 )
-
-
-class ChatMessage(BaseModel):
-    """One chat message given to ``remember``."""
-
-    role: Literal["user", "assistant", "system", "tool"] = "user"
-    content: str = Field(min_length=1)
 
 
 def server_class() -> tuple[type, type[Exception]]:
@@ -87,7 +102,7 @@ def server_class() -> tuple[type, type[Exception]]:
 class _Scope:
     """What every tool of one server shares: the memory, its user scoping and defaults."""
 
-    tree: PersonaTree
+    tree: AsyncPersonaTree
     tool_error: type[Exception]
     default_user: str | None
     lock_user: bool
@@ -103,7 +118,7 @@ class _Scope:
         return uid
 
     def guarded(self, fn: F) -> F:
-        """``fn`` with library errors turned into a tool error.
+        """The coroutine ``fn`` with library errors turned into a tool error.
 
         Library errors are expected outcomes for an agent (unknown node, empty query):
         they go back as a tool error with one clean message, never a traceback.
@@ -111,9 +126,9 @@ class _Scope:
         tool_error = self.tool_error
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                return fn(*args, **kwargs)
+                return await fn(*args, **kwargs)
             except PersonaTreeError as exc:
                 raise tool_error(f"{type(exc).__name__}: {exc}") from None
 
@@ -121,19 +136,21 @@ class _Scope:
 
 
 def build_server(
-    tree: PersonaTree,
+    tree: PersonaTree | AsyncPersonaTree,
     *,
     default_user: str | None = None,
     lock_user: bool = False,
     default_budget: int | None = None,
     name: str = "personatree",
 ) -> Any:
-    """An MCP server (SDK ``MCPServer``/``FastMCP``) exposing ``tree`` as tools.
+    """An MCP server (SDK ``MCPServer``/``FastMCP``) exposing ``tree`` as tools and resources.
 
     Parameters
     ----------
-    tree : PersonaTree
-        The memory; the caller keeps ownership (close it after the server stops).
+    tree : PersonaTree or AsyncPersonaTree
+        The memory; the caller keeps ownership (close it after the server stops). A
+        sync tree is wrapped in an :class:`~personatree.aio.AsyncPersonaTree`, so that
+        tool calls run in its thread pool and never block the server's event loop.
     default_user : str, optional
         User of calls that give no ``user_id``.
     lock_user : bool
@@ -151,37 +168,54 @@ def build_server(
     Raises
     ------
     ConfigError
-        If ``lock_user`` is set without ``default_user``, or ``mcp`` is missing.
+        If ``lock_user`` is set without ``default_user``, a default budget is not a
+        positive integer, or ``mcp`` is missing.
     """
+    from . import __version__
+    from .aio import AsyncPersonaTree
+
     if lock_user and not default_user:
         raise ConfigError("lock_user needs a default_user")
+    if default_budget is not None and (isinstance(default_budget, bool) or not isinstance(default_budget, int)
+                                       or default_budget < 1):
+        raise ConfigError("the default budget must be a positive integer")
     server_cls, tool_error = server_class()
-    server = server_cls(name=name, instructions=INSTRUCTIONS)
-    scope = _Scope(tree, tool_error, default_user, lock_user, default_budget)
+    try:
+        server = server_cls(name=name, instructions=INSTRUCTIONS, version=__version__)
+    except TypeError:  # mcp 1.x: no version argument
+        server = server_cls(name=name, instructions=INSTRUCTIONS)
+    atree = tree if isinstance(tree, AsyncPersonaTree) else AsyncPersonaTree(tree)
+    scope = _Scope(atree, tool_error, default_user, lock_user, default_budget)
     for make in _TOOLS:
         server.tool()(scope.guarded(make(scope)))
     _refuse_unknown_arguments(server)
+    add_profile_resources(server, scope)
     return server
 
 
 # Each tool is made by a function of the server's scope: the SDK reads a tool's name,
-# description and argument schema from the signature and docstring of what it is given.
+# description, argument schema (with the limits of mcp_models) and output schema from
+# the signature and docstring of what it is given.
 
 
-def _remember_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
-    def remember(
-        text: str | None = None,
-        messages: list[ChatMessage] | None = None,
-        user_id: str | None = None,
-        at: str | None = None,
-        session_id: str | None = None,
-    ) -> dict[str, Any]:
+def _remember_tool(scope: _Scope) -> Callable[..., Awaitable[RememberResult]]:
+    async def remember(
+        text: Annotated[str | None, Field(default=None, min_length=1,
+                                          description="One user message, verbatim.")] = None,
+        messages: Annotated[list[ChatMessage] | None, Field(
+            default=None, min_length=1, description="An exchange of {role, content} messages.")] = None,
+        user_id: UserId = None,
+        at: Annotated[str | None, Field(default=None, description="When it was said, ISO 8601 (default now).")] = None,
+        session_id: Annotated[str | None, Field(
+            default=None, max_length=256, description="Groups the messages of one conversation.")] = None,
+    ) -> RememberResult:
         """Record what the user said so it becomes evidence in their memory.
 
         Give either `text` (one user message, verbatim) or `messages` (an exchange of
         {role, content}). `at` is an ISO-8601 time (default now); `session_id` groups
         messages of one conversation. Returns the evidence leaves extracted and whether
-        each was attached to an existing pattern, recorded as a conflict, or kept as an orphan.
+        each was attached to an existing pattern, recorded as a conflict, or kept as an
+        orphan; `duplicate` is true when the memory already held all of it.
         """
         uid = scope.who(user_id)
         if (text is None) == (messages is None):
@@ -190,83 +224,137 @@ def _remember_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
             [{"role": "user", "content": text}] if text is not None
             else [{"role": m.role, "content": m.content} for m in messages or []]
         )
-        when: datetime | str | None = at or None
-        rep = scope.tree.observe(uid, msgs, at=when, session_id=session_id or None)
-        return {
-            "user_id": uid,
-            "observation_id": rep.observation_id,
-            "duplicate": rep.duplicate,
-            "leaves": [
-                {"node_id": d.leaf_id, "content": d.content, "schema_type": d.schema_type,
-                 "action": d.action, "target": d.target}
-                for d in rep.decisions
-            ],
-        }
+        rep = await scope.tree.observe(uid, msgs, at=at or None, session_id=session_id or None)
+        existing = [] if rep.decisions else await scope.tree.run(recorded_statements, scope.tree.sync, uid,
+                                                                 rep.observation_id, msgs)
+        return RememberResult(
+            user_id=uid, observation_id=rep.observation_id, duplicate=rep.duplicate or bool(existing),
+            leaves=[RememberedLeaf(node_id=d.leaf_id, content=d.content, schema_type=d.schema_type,
+                                   action=d.action, target=d.target) for d in rep.decisions],  # type: ignore[arg-type]
+            existing=existing,
+        )
 
     return remember
 
 
-def _recall_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
-    def recall(query: str, user_id: str | None = None, budget: int | None = None) -> dict[str, Any]:
+def _recall_tool(scope: _Scope) -> Callable[..., Awaitable[RecallResult]]:
+    async def recall(query: Query, user_id: UserId = None, budget: Budget = None) -> RecallResult:
         """Context about the user relevant to `query`, within a token budget.
 
         Returns `text` to put in the prompt, the `items` shown (claims, patterns and
         evidence with confidence and sources) and the `tokens` used.
         """
         uid = scope.who(user_id)
-        # Only a missing budget takes the server's default: 0 or a negative budget is the
-        # caller's mistake and gets the API's InputError, not a silent replacement.
-        rec = scope.tree.recall(uid, query, budget=scope.default_budget if budget is None else budget)
+        rec = await scope.tree.recall(uid, query, budget=scope.default_budget if budget is None else budget)
         data: dict[str, Any] = rec.to_dict()
         data.pop("trace", None)  # the packer's trace is for debugging, not for the model's context
-        data["user_id"] = uid
-        return data
+        return RecallResult.model_validate({**data, "user_id": uid})
 
     return recall
 
 
-def _explain_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
-    def explain(node_id: str, user_id: str | None = None) -> dict[str, Any]:
+def _explain_tool(scope: _Scope) -> Callable[..., Awaitable[ExplainResult]]:
+    async def explain(node_id: NodeId, user_id: UserId = None) -> ExplainResult:
         """Why a claim, pattern or piece of evidence is believed.
 
         Returns its support path up to the claim, the supporting and conflicting
         evidence with dates, the verbatim observations behind it, and a readable `text`.
         """
         uid = scope.who(user_id)
-        ex = scope.tree.explain(uid, node_id)
-        data = dataclasses.asdict(ex)
-        data["text"] = ex.render()
-        return _jsonable(data)
+        ex = await scope.tree.explain(uid, node_id)
+        return ExplainResult.model_validate(jsonable({**dataclasses.asdict(ex), "text": ex.render()}))
 
     return explain
 
 
-def _profile_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
-    def profile(user_id: str | None = None, limit: int = 12) -> dict[str, Any]:
-        """The user's standing profile: their top claims and patterns by confidence, as `text`."""
-        from .view.profile import profile_block
+def _profile_tool(scope: _Scope) -> Callable[..., Awaitable[ProfileResult]]:
+    async def profile(user_id: UserId = None, limit: Limit = 12) -> ProfileResult:
+        """The user's standing profile: their top claims and patterns by confidence, as `text`.
 
-        return profile_block(scope.tree, scope.who(user_id), limit=limit).to_dict()
+        Also readable as the resource ``personatree://profile/{user_id}``.
+        """
+        return await profile_result(scope, scope.who(user_id), limit)
 
     return profile
 
 
-def _forget_tool(scope: _Scope) -> Callable[..., dict[str, Any]]:
-    def forget(node_id: str, user_id: str | None = None, cascade: bool = False) -> dict[str, Any]:
+def _forget_tool(scope: _Scope) -> Callable[..., Awaitable[ForgetResult]]:
+    async def forget(
+        node_id: NodeId,
+        user_id: UserId = None,
+        cascade: Annotated[bool, Field(default=False, description="Also remove its whole support subtree.")] = False,
+    ) -> ForgetResult:
         """Remove a node (and with `cascade`, its whole support subtree) from the user's memory.
 
         Summaries derived only from it are removed too. The raw conversation log is kept
         (delete the user to erase it).
         """
         uid = scope.who(user_id)
-        rep = scope.tree.forget(uid, node_id, cascade=cascade)
-        return {"user_id": uid, "removed": list(rep.removed), "changed": list(rep.changed)}
+        rep = await scope.tree.forget(uid, node_id, cascade=cascade)
+        return ForgetResult(user_id=uid, removed=list(rep.removed), changed=list(rep.changed))
 
     return forget
 
 
 # In the order clients list them.
 _TOOLS = (_remember_tool, _recall_tool, _explain_tool, _profile_tool, _forget_tool)
+
+
+async def profile_result(scope: _Scope, user_id: str, limit: int = 12) -> ProfileResult:
+    """The profile block of ``user_id`` as the ``profile`` tool and resource return it."""
+    from .view.profile import profile_block
+
+    block = await scope.tree.run(profile_block, scope.tree.sync, user_id, limit=limit)
+    return ProfileResult.model_validate(block.to_dict())
+
+
+def add_profile_resources(server: Any, scope: _Scope) -> None:
+    """Expose the profile as resources: ``personatree://profile/{user_id}`` for any user
+    the server serves, and ``personatree://profile`` for its default user."""
+    try:
+        from mcp.server.mcpserver.exceptions import ResourceError
+    except ModuleNotFoundError:  # mcp 1.x
+        from mcp.server.fastmcp.exceptions import ResourceError  # type: ignore[no-redef,import-not-found,unused-ignore]
+
+    async def read(user_id: str | None) -> str:
+        # The SDK hides any error but its own ResourceError behind "error creating
+        # resource": a refused user or an unknown one must say so.
+        try:
+            return (await profile_result(scope, scope.who(user_id))).text
+        except (PersonaTreeError, scope.tool_error) as exc:
+            raise ResourceError(str(exc) if isinstance(exc, scope.tool_error) else
+                                f"{type(exc).__name__}: {exc}") from None
+
+    async def user_profile(user_id: str) -> str:
+        """The standing profile of a user: top claims and patterns, ready for a prompt."""
+        return await read(user_id)
+
+    server.resource("personatree://profile/{user_id}", name="profile", mime_type="text/plain")(user_profile)
+    if scope.default_user:
+        async def default_profile() -> str:
+            """The standing profile of this server's user."""
+            return await read(None)
+
+        server.resource("personatree://profile", name="default-profile", mime_type="text/plain")(default_profile)
+
+
+def recorded_statements(tree: PersonaTree, user_id: str, observation_id: str,
+                        messages: list[dict[str, str]]) -> list[str]:
+    """The leaves that already record every statement of the user's ``messages``.
+
+    An observation that made no new leaf either said nothing memorable (a greeting)
+    or repeated what its session had recorded (the same ``remember`` sent twice); only
+    the second is a duplicate. Empty unless every sentence is already evidence.
+    """
+    from .text.sentences import split_sentences
+
+    sentences = [x for m in messages if m["role"] == "user" for x in split_sentences(m["content"])]
+    stored = tree.store.observations(user_id, [observation_id])
+    if not sentences or not stored:
+        return []
+    graph = tree.graph(user_id)
+    found = [graph.find_statement(stored[0].session_id, x) for x in sentences]
+    return [] if None in found else sorted({x for x in found if x is not None})
 
 
 def _refuse_unknown_arguments(server: Any) -> None:
@@ -314,21 +402,6 @@ def _refuse_unknown_arguments(server: Any) -> None:
         params = getattr(tool, "parameters", None)
         if isinstance(params, dict):
             params["additionalProperties"] = False
-
-
-def _jsonable(value: Any) -> Any:
-    """Dataclass dicts with datetimes and enums turned into JSON values."""
-    from enum import Enum
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    return value
 
 
 def run_server(

@@ -95,7 +95,7 @@ def _run(
     dataset: str, path: Path, systems: str, budgets: str, topk: str, out: Optional[Path],
     plot: Optional[Path], quick: bool, distractors: int, limit: Optional[int], host: Optional[Path],
     seed: int, consolidate: str, consolidate_min_turns: int, model: str, progress: bool, records: bool,
-    skip: int = 0,
+    skip: int = 0, embedder: str = "default",
 ) -> None:
     from personatree.errors import PersonaTreeError
 
@@ -126,7 +126,7 @@ def _run(
         result = run_benchmark(
             data, names, budgets=parse_int_list(budgets), topk=parse_int_list(topk), model=model,
             engine_options={"consolidate": consolidate, "consolidate_min_turns": consolidate_min_turns},
-            progress=progress,
+            progress=progress, embedder=_embedder(embedder),
         )
     except (PersonaTreeError, ValueError) as exc:
         _fail(f"{type(exc).__name__}: {exc}")
@@ -136,6 +136,22 @@ def _run(
         typer.echo(f"results: {result.save(out, with_records=records)}")
     if plot is not None:
         typer.echo(f"plot: {plot_recall(result, plot)}")
+
+
+_EMBEDDER_HELP = ("Embedder every system shares: default (the packaged MiniLM), fast (the fast preset's "
+                  "static embedder) or any embedder spec of PersonaTreeConfig.embedder.")
+
+
+def _embedder(spec: str) -> Any:
+    """The embedder of a ``--embedder`` value (``fast`` names the fast preset's)."""
+    from personatree.config import PersonaTreeConfig
+    from personatree.embedders import make_embedder
+
+    if spec == "default":
+        return None  # the runner's own default, loaded only when needed
+    if spec == "fast":
+        spec = PersonaTreeConfig.preset("fast").embedder
+    return make_embedder(spec)
 
 
 def _dataset_command(dataset: str) -> Callable[..., None]:
@@ -167,9 +183,10 @@ def _dataset_command(dataset: str) -> Callable[..., None]:
         model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
         records: bool = typer.Option(True, "--records/--no-records", help="Include per-query records in --out."),
+        embedder: str = typer.Option("default", "--embedder", help=_EMBEDDER_HELP),
     ) -> None:
         _run(dataset, path, systems, budgets, topk, out, plot, quick, distractors, limit, host, seed,
-             consolidate, consolidate_min_turns, model, progress, records, skip)
+             consolidate, consolidate_min_turns, model, progress, records, skip, embedder)
 
     command.__doc__ = f"Evidence recall on a {dataset.replace('_', '-')} dataset, every system side by side."
     return command
@@ -181,21 +198,30 @@ def ingest(
     repeats: int = typer.Option(1, "--repeats", help="Bare-embedding runs before and after the engine."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N conversations."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the JSON result here."),
+    embedders: str = typer.Option("default", "--embedders", help="Comma-separated --embedder values, each "
+                                  "measured in turn in this run (e.g. default,fast); ratios against the first."),
 ) -> None:
     """Ingestion throughput: observe_many against the bare embedder on the same turns."""
     import orjson
 
     from .datasets import load_locomo
-    from .ingest import format_ingest, run_ingest_benchmark
+    from .ingest import format_ingest, format_ingest_comparison, run_ingest_benchmark
 
     src = path or _DEFAULT_LOCOMO
     if not src.exists():
         _fail(f"{src} does not exist; pass the LoCoMo file as PATH")
     convs = load_locomo(src, limit=limit).conversations
-    result = run_ingest_benchmark(convs, batch_size=batch_size, bare_repeats=repeats)
-    typer.echo(format_ingest(result))
+    specs = [e.strip() for e in embedders.split(",") if e.strip()] or ["default"]
+    results = {}
+    for spec in specs:
+        result = run_ingest_benchmark(convs, _embedder(spec), batch_size=batch_size, bare_repeats=repeats)
+        results[spec] = result
+        typer.echo(f"embedder {spec}:\n{format_ingest(result)}\n")
+    if len(results) > 1:
+        typer.echo(format_ingest_comparison(results))
     if out is not None:
-        out.write_bytes(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2))
+        payload = {k: r.to_dict() for k, r in results.items()}
+        out.write_bytes(orjson.dumps(payload if len(payload) > 1 else payload[specs[0]], option=orjson.OPT_INDENT_2))
         typer.echo(f"results: {out}")
 
 

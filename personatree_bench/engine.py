@@ -107,6 +107,7 @@ class PersonaTreeEngine:
         batch_size: int = 256,
         profile: Callable[[PersonaTree, str], str] | None = None,
         keep_users: bool = False,
+        hot: bool = False,
     ) -> None:
         from personatree.api import PersonaTree
         from personatree.clock import FixedClock
@@ -118,6 +119,16 @@ class PersonaTreeEngine:
         self.tree = PersonaTree.open(self.path, config, embedder=embedder, clock=self.clock)
         # The tree counts its budget with the same counter as the baselines.
         self.tree.token_counter = counter
+        # With ``hot``: a local Redis hot tier, written through from the first observe;
+        # only recalls asked with ``hot=True`` go through it (tree.recall stays plain).
+        self.redis = None
+        if hot:
+            from personatree.tiering.shared import attach_hot
+
+            from .hot import LocalRedis
+
+            self.redis = LocalRedis()
+            attach_hot(self.tree, self.redis.url)
         self.counter = counter
         self.consolidate_mode = consolidate
         self.consolidate_min_turns = consolidate_min_turns
@@ -204,6 +215,7 @@ class PersonaTreeEngine:
         budget: int,
         levels: Sequence[str] | None,
         tiered: bool = False,
+        hot: bool = False,
     ) -> tuple[Recall, float]:
         """Recall at the question's time; return the Recall and the seconds.
 
@@ -214,7 +226,13 @@ class PersonaTreeEngine:
         if at is not None:
             self.clock.set(at)
         t0 = time.perf_counter()
-        if tiered:
+        if hot:
+            from personatree.tiering.shared import shared_recall
+            from personatree.types import Level
+
+            lv = [Level(x) for x in levels] if levels else None
+            rec = shared_recall(self.tree, conv_id, query, budget=budget, levels=lv).recall
+        elif tiered:
             from personatree.tiering.config import TieringConfig
             from personatree.tiering.search import tiered_recall
             from personatree.types import Level
@@ -266,6 +284,8 @@ class PersonaTreeEngine:
             return
         self._closed = True
         self.tree.close()
+        if self.redis is not None:
+            self.redis.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -321,8 +341,9 @@ class PersonaTreeSystem:
 
     def __init__(self, engine: PersonaTreeEngine, name: str = "personatree",
                  levels: Sequence[str] | None = None, topk_budget: int = 2000,
-                 tiered: bool = False) -> None:
+                 tiered: bool = False, hot: bool = False) -> None:
         self.engine = engine
+        self.hot = hot
         self.name = name
         self.levels = list(levels) if levels is not None else None
         self.topk_budget = topk_budget
@@ -333,7 +354,7 @@ class PersonaTreeSystem:
         return self.engine.ingest(conv_id, turns)
 
     def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
-        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels, self.tiered)
+        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels, self.tiered, self.hot)
         key = (conv_id, query)
         if self._largest is None or self._largest[0] != key or self._largest[1] < budget:
             self._largest = (key, budget, rec)
@@ -351,7 +372,8 @@ class PersonaTreeSystem:
         if self._largest is not None and self._largest[0] == key and self._largest[1] >= self.topk_budget:
             rec = self._largest[2]
         else:
-            rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels, self.tiered)
+            rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels, self.tiered,
+                                        self.hot)
         items = rec.items
         order = sorted(range(len(items)), key=lambda i: (-float(items[i].relevance), -float(items[i].utility), i))
         return self.engine.turns_of(conv_id, _Ranked(tuple(items[i] for i in order)))[:k]

@@ -210,10 +210,11 @@ def summarize(records: Sequence[QueryRecord]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{system: {"budget": {B: {"overall", "adversarial", "categories"}},
+        ``{system: {"budget": {B: {"overall", "adversarial", "categories", "adversarial_categories"}},
         "topk": {k: {...}}}}`` where ``overall`` excludes adversarial questions,
-        ``adversarial`` holds only them, and ``categories`` maps every category found
-        (adversarial ones included, so each is reported) to its aggregate.
+        ``adversarial`` holds only them, ``categories`` maps every category found
+        (adversarial ones included, so each is reported) to its aggregate, and
+        ``adversarial_categories`` names the categories of adversarial questions.
     """
     groups: dict[tuple[str, str, int], list[QueryRecord]] = defaultdict(list)
     for r in records:
@@ -227,6 +228,8 @@ def summarize(records: Sequence[QueryRecord]) -> dict[str, Any]:
             "overall": aggregate([r for r in rs if not r.adversarial]),
             "adversarial": aggregate([r for r in rs if r.adversarial]),
             "categories": {c: aggregate(by_cat[c]) for c in sorted(by_cat, key=_category_key)},
+            # Which of those are the adversarial ones (reported apart from the others).
+            "adversarial_categories": sorted({r.category for r in rs if r.adversarial}, key=_category_key),
         }
         out.setdefault(system, {}).setdefault(mode, {})[value] = entry
     return out

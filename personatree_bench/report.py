@@ -49,14 +49,18 @@ def _headline_table(result: BenchResult, metric: str, hb: int) -> list[str]:
     first = any_sys.get("budget", {}).get(result.budgets[0], {}) if any_sys else {}
     n = first.get("overall", {}).get("n", 0)
     scored = first.get("overall", {}).get("scored", 0)
+    adversarial = first.get("adversarial", {}).get("n", 0)
+    # The headline counts only non-adversarial questions; say how many were set apart,
+    # so that the category tables below (which report them) add up.
+    apart = f"; {adversarial} adversarial reported apart" if adversarial else ""
     lines.append(
         f"### {result.dataset}: evidence {metric} "
         f"({result.meta.get('conversations')} streams, {result.meta.get('turns')} turns, "
-        f"{scored} scored of {n} non-adversarial questions)"
+        f"{scored} scored of {n} non-adversarial questions{apart})"
     )
     lines.append("")
     head = ["system"] + [f"@{b}" for b in result.budgets] + [f"top-{k}" for k in result.topk]
-    head += [f"tokens P50/P95 @{hb}", f"latency P50/P95 ms @{hb}", "ingest s", "growth /100 turns"]
+    head += [f"tokens P50/P95 @{hb}", f"latency P50/P95 ms @{hb}", "ingest s", "standing context growth /100 turns"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join(["---"] * len(head)) + "|")
     for system in result.systems:
@@ -68,28 +72,40 @@ def _headline_table(result: BenchResult, metric: str, hb: int) -> list[str]:
         row.append(f"{fmt(o.get('tokens_p50'), 0)} / {fmt(o.get('tokens_p95'), 0)}")
         row.append(f"{fmt(o.get('latency_p50_ms'), 1)} / {fmt(o.get('latency_p95_ms'), 1)}")
         row.append(fmt(result.ingest.get(system, {}).get("seconds"), 1))
-        row.append(fmt(result.growth.get(system, {}).get("tokens_per_100_turns"), 0))
+        row.append(_growth_cell(result.growth.get(system, {})))
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
 
+def _growth_cell(growth: dict[str, Any]) -> str:
+    # The figure and what it counts ("profile block", "raw history"): personatree's
+    # standing context is its capped profile block, not every claim it holds.
+    measures = str(growth.get("measures", "")).split(" tokens", 1)[0]
+    value = fmt(growth.get("tokens_per_100_turns"), 0)
+    return f"{value} ({measures})" if measures else value
+
+
 def _category_tables(result: BenchResult, metric: str, hb: int) -> list[str]:
-    # One table per budget: the metric per question category, adversarial questions apart.
+    # One table per budget: the metric per question category, adversarial questions in
+    # one column of their own (their category is not repeated beside it).
     labels = category_labels(result.dataset)
     lines: list[str] = []
     cats: list[str] = []
     for s in result.summary.values():
-        for c in s.get("budget", {}).get(hb, {}).get("categories", {}):
-            if c not in cats:
+        entry = s.get("budget", {}).get(hb, {})
+        apart = set(entry.get("adversarial_categories", ()))
+        for c in entry.get("categories", {}):
+            if c not in cats and c not in apart:
                 cats.append(c)
     for b in result.budgets if cats else []:
         lines.append("")
         lines.append(f"#### {metric} per category @{b} tokens (n scored in brackets)")
         lines.append("")
-        sample = next(iter(result.summary.values()))["budget"][b]["categories"]
+        first = next(iter(result.summary.values()))["budget"][b]
+        sample = first["categories"]
         head = ["system"] + [
             f"{c} {labels.get(c, '')}".strip() + f" [{sample.get(c, {}).get('scored', 0)}]" for c in cats
-        ] + ["adversarial (separate)"]
+        ] + [f"adversarial [{first.get('adversarial', {}).get('scored', 0)}], apart"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] * len(head)) + "|")
         for system in result.systems:
@@ -108,9 +124,10 @@ def _engine_notes(eng: dict[str, Any]) -> list[str]:
     lines.append(
         f"personatree: consolidation={eng.get('consolidate')} "
         f"(available: {eng.get('consolidation_available')}; "
-        f"{fmt(eng.get('consolidate_seconds'), 1)} s of the ingest time); growth of all roots+mids "
-        f"{fmt(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns "
-        "(the profile block above is capped)"
+        f"{fmt(eng.get('consolidate_seconds'), 1)} s of the ingest time); all roots and mids together "
+        f"grow by {fmt(eng.get('all_roots_and_mids_tokens_per_100_turns'), 0)} tokens/100 turns, but they "
+        "are not standing context: recall picks the ones a question needs, and the growth column "
+        "counts the profile block, which is capped"
     )
     size = eng.get("tree_size") or {}
     if size:

@@ -6,6 +6,9 @@
 - ``personatree-tiered``: the same tree, recalled through the HMO tiers (hot cache →
   buffer → whole tree); recall counts feed the tiers, and every personatree system
   of the run bumps them, as every recall of an agent would;
+- ``personatree-redis``: the same tree, recalled through the shared Redis hot tier
+  (tiers 1 and 2 read from a local redis-server the run starts, written through
+  on every commit; the whole tree only when they do not suffice);
 - ``dense``: flat cosine retrieval over raw turns, packed best first;
 - ``dense+bm25``: dense and BM25 rankings fused by reciprocal rank, packed best first;
 - ``recency``: the most recent turns, truncated to the budget.
@@ -46,7 +49,8 @@ __all__ = [
     "item_node_ids",
 ]
 
-SYSTEMS = ("personatree", "personatree-leaves", "personatree-tiered", "dense", "dense+bm25", "recency")
+SYSTEMS = ("personatree", "personatree-leaves", "personatree-tiered", "personatree-redis", "dense", "dense+bm25",
+           "recency")
 
 
 def build_systems(
@@ -86,9 +90,11 @@ def build_systems(
     for name in names:
         if name.startswith("personatree"):
             if engine is None:
-                engine = PersonaTreeEngine(embedder, counter, **(engine_options or {}))
+                hot = "personatree-redis" in names
+                engine = PersonaTreeEngine(embedder, counter, **(engine_options or {}), hot=hot)
             levels = ["leaf"] if name == "personatree-leaves" else None
-            out.append(PersonaTreeSystem(engine, name, levels, tiered=name == "personatree-tiered"))
+            out.append(PersonaTreeSystem(engine, name, levels, tiered=name == "personatree-tiered",
+                                         hot=name == "personatree-redis"))
         elif name == "dense":
             out.append(DenseSystem(index))
         elif name == "dense+bm25":

@@ -119,3 +119,15 @@ def test_ingest_benchmark_on_a_tiny_file(tmp_path: Path, embedder: Any) -> None:
     assert res.ratio == pytest.approx(res.bare_seconds / res.engine_seconds)
     assert res.leaves > 0
     assert res.to_dict()["goal_ratio"] == 0.85
+
+
+def test_cli_bench_ingest_compares_embedders_in_one_run(tmp_path: Path) -> None:
+    from personatree.cli import app
+
+    path = write_locomo(tmp_path)
+    res = CliRunner().invoke(app, ["bench", "ingest", str(path), "--batch-size", "4", "--embedders",
+                                   "hashing:64,hashing:32", "--out", str(tmp_path / "i.json")])
+    assert res.exit_code == 0, res.output
+    assert "| hashing:32 |" in res.output and "engine / first embedder's engine" in res.output
+    both = json.loads((tmp_path / "i.json").read_text())
+    assert set(both) == {"hashing:64", "hashing:32"} and both["hashing:32"]["turns"] == 7

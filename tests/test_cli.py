@@ -179,7 +179,8 @@ def test_import_chat_export_groups_turns_and_is_idempotent(tmp_path: Path, embed
     ]
     export.write_text("\n".join(json.dumps(c) for c in conversations) + "\n")
     items, counts = chat_export_interactions(export.read_text())
-    assert counts == {"conversations": 2, "interactions": 3, "skipped": 0}
+    assert counts == {"conversations": 2, "interactions": 3, "skipped": 0, "formats": {"messages": 2},
+                      "left_out": {"system": 1}}
     assert [len(i["messages"]) for i in items] == [2, 2, 2]
     assert items[0]["messages"][0] == {"role": "user", "content": "I just moved to Lisbon to work as a nurse."}
     assert items[1]["at"] == datetime.fromtimestamp(1709460000, tz=UTC)

@@ -25,15 +25,16 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     })),
     ("config", frozenset({"config"})),
     ("ports", frozenset({"ports"})),
-    ("adapters", frozenset({"store", "judge", "embedders"})),
+    ("adapters", frozenset({"store", "judge", "embedders", "hot_redis", "static_embedder"})),
     ("engine", frozenset({"engine", "inputs", "export_format"})),
     ("services", frozenset({
         "insertion", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
         "governance", "portability",
     })),
-    ("facade", frozenset({"api", "api_reads", "__init__"})),
+    ("facade", frozenset({"api", "api_reads", "aio", "__init__"})),
     ("interfaces", frozenset({
-        "cli", "mcp_server", "integrations", "view", "demo", "consolidation_job", "__main__",
+        "cli", "mcp_server", "mcp_models", "integrations", "view", "demo", "consolidation_job", "__main__",
+        "rest", "compat",
     })),
 )
 #: Libraries only the interfaces may load (a service that needs them is misplaced).

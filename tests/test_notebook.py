@@ -7,6 +7,7 @@ than a minute on a small CI machine, hence ``slow``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,4 +33,19 @@ def test_notebook_runs_top_to_bottom(tmp_path: Path) -> None:
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert "evidence leaves" in text and "route:" in text and "tokens:" in text
     assert any("<th>action</th>" in h for h in html), "the recall trace is shown"
+    # The plotted curve meets the confidence the tree stores, and the claim plotted has
+    # counter-evidence, so conflicts are on the plot.
+    line = re.search(r"plotted (\d\.\d\d) now, stored (\d\.\d\d) \((\d+) supporting, (\d+) conflicting\)", text)
+    assert line is not None, text
+    assert line.group(1) == line.group(2) and int(line.group(3)) > 0 and int(line.group(4)) > 0, line.group(0)
+    # No progress bars or their warnings in the outputs (the model loads silently).
+    everything = text + "".join(str(o.get("data", "")) for o in outputs)
+    assert "TqdmWarning" not in everything and "Loading weights" not in everything and "it/s]" not in everything
     nbformat.write(nb, tmp_path / "explore_tree.executed.ipynb")
+
+
+def test_the_notebook_has_no_fallback_branches() -> None:
+    # Consolidation and the plot's claim are always there: no cell pretends otherwise.
+    source = "\n".join(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells)
+    for phrase in ("not part of this build", "no claim yet", "No patterns yet", "psi = +0.8", "+0.8)"):
+        assert phrase not in source, phrase

@@ -19,6 +19,7 @@ PINNED = {
     "StaleStateError", "MigrationError", "EmbedderError", "JudgeError", "JudgeOutputError",
     "JudgeTimeoutError", "ProviderError", "RateLimitError", "Recall", "Profile", "ConsolidationPlan",
     "ImportReport", "open_store", "__version__",
+    "AsyncPersonaTree",
 }
 
 

@@ -527,3 +527,21 @@ def test_archive_refuses_non_leaves_and_goes_with_the_user(store: Store) -> None
     store.delete_user("ana")
     assert store.archive_ids("ana") == [] and store.archive("ana") == []
     assert store.archive_ids("bob") == ["a"]  # other users keep theirs
+
+
+def test_turn_docs_round_trip_and_go_with_their_observation(store: Store) -> None:
+    store.commit(ChangeSet("u", observations=[obs("u", "o1"), obs("u", "o10"), obs("u", "o2")]))
+    docs = {"o1#0": ("d1", '[1,["hike"],[]]'), "o1#1": ("d2", "[1,[],[]]"), "o10#0": ("d3", "[2,[],[]]"),
+            "o2#0": ("d4", '[3,["nul\\u0000"],[]]')}
+    assert store.put_turn_docs("u", docs) is True  # type: ignore[attr-defined]
+    assert store.turn_docs("u") == docs  # type: ignore[attr-defined]
+    assert store.put_turn_docs("u", {"o2#0": ("d5", "[3,[],[]]")}, ["o1#1"]) is True  # type: ignore[attr-defined]
+    assert store.turn_docs("u") == {"o1#0": docs["o1#0"], "o10#0": docs["o10#0"],  # type: ignore[attr-defined]
+                                    "o2#0": ("d5", "[3,[],[]]")}
+    assert store.put_turn_docs("nobody", {"o#0": ("d", "[]")}) is False  # type: ignore[attr-defined]
+    # Deleting an observation removes its turns' documents, and only its own ("o1" is
+    # a prefix of "o10" but not of its turn keys).
+    store.commit(ChangeSet("u", delete_observations=["o1"]))
+    assert set(store.turn_docs("u")) == {"o10#0", "o2#0"}  # type: ignore[attr-defined]
+    store.delete_user("u")
+    assert store.turn_docs("u") == {}  # type: ignore[attr-defined]

@@ -2,9 +2,10 @@
 
 Every command takes ``--store`` (a SQLite path or store URL; the environment
 variable ``PERSONATREE_STORE`` sets the default) and most take ``--json`` for
-machine-readable output. Library errors become one clean line on stderr and a
-non-zero exit, never a traceback. Long ingestions show a progress bar on stderr,
-so that stdout stays clean for ``--json``.
+machine-readable output. Library errors become one clean line on stderr and exit
+code 1, usage errors one ``error:`` line and exit code 2 (:mod:`.group`), never a
+traceback. Reading commands load no model (it loads on the first text to embed).
+Long ingestions show a progress bar on stderr, so that stdout stays clean for ``--json``.
 
 Commands that only read refuse a store file that does not exist (instead of
 creating an empty one); ``observe``, ``import``, ``demo`` and ``mcp`` create it, in
@@ -24,7 +25,9 @@ from importlib.metadata import EntryPoint, entry_points
 import typer
 
 from . import chat_import, consolidate, memory, migrate, recall, records, serve
+from . import rest
 from .chat_import import chat_export_interactions
+from .group import PersonaTreeGroup, version_option
 from .common import CreateOpt, JsonOpt, StoreOpt, console, err_console, errors, print_json, progress_bar
 from .opening import open_tree, store_file
 from .reading import json_lines
@@ -53,9 +56,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=PersonaTreeGroup,
 )
+
+
+@app.callback()
+def _options(version: bool = version_option()) -> None:
+    """Evidence-tree memory for LLM agents: observe, consolidate, recall, explain."""
 for _group in (memory, records, chat_import, serve, consolidate, recall, migrate):
     _group.register(app)
+rest.register(app)  # personatree serve: the REST server (the server extra)
 
 
 COMPONENTS: tuple[str, ...] = ()

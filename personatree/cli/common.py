@@ -8,18 +8,20 @@ for ``--json``.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import orjson
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from ..errors import PersonaTreeError
 
 __all__ = [
     "BATCH",
+    "CliConsole",
     "CreateOpt",
     "JsonOpt",
     "StoreOpt",
@@ -30,8 +32,32 @@ __all__ = [
     "progress_bar",
 ]
 
-console = Console()
-err_console = Console(stderr=True)
+# Output piped to a file or another program has no width to fit; rich assumes 80
+# columns and then cuts table cells ("sta…"). This wide is enough never to cut a row.
+_PIPE_WIDTH = 10_000
+
+
+class CliConsole(Console):
+    """A rich console that is full width when its stream is not a terminal.
+
+    On a terminal (or with ``COLUMNS`` set) it fits the terminal as usual.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size, or :data:`_PIPE_WIDTH` columns when piped."""
+        dims = super().size
+        if self._width is None and not self.is_terminal and "COLUMNS" not in os.environ:
+            return ConsoleDimensions(_PIPE_WIDTH, dims.height)
+        return dims
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console = CliConsole()
+err_console = CliConsole(stderr=True)
 
 StoreOpt = typer.Option(
     "personatree.db", "--store", "-s", envvar="PERSONATREE_STORE",

@@ -11,21 +11,23 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..consolidation_job import JobReport, UserResult, run_job
 from ..types import utc
-from .common import JsonOpt, StoreOpt, errors, print_json
+from .common import JsonOpt, StoreOpt, console, err_console, errors, print_json
 from .opening import open_tree
+
+if TYPE_CHECKING:
+    from ..consolidation_job import JobReport, UserResult
 
 __all__ = ["register", "job_main", "run_with_progress", "summary_table"]
 
-_STYLE = {"consolidated": "green", "empty": "dim", "planned": "cyan", "unchanged": "dim",
+_STYLE = {"consolidated": "green", "up-to-date": "dim", "planned": "cyan", "unchanged": "dim",
           "locked": "yellow", "stale": "yellow", "failed": "red"}
 
 
@@ -48,6 +50,10 @@ def summary_table(report: JobReport) -> Table:
 
 def run_with_progress(console: Console, show: bool = True, **kwargs: Any) -> JobReport:
     """:func:`~personatree.consolidation_job.run_job` with a progress bar on ``console``."""
+    # Imported here: the job pulls in the clustering stack (scipy, hdbscan), which every
+    # other command would otherwise load at start-up.
+    from ..consolidation_job import run_job
+
     if not show:
         return run_job(**kwargs)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -83,18 +89,18 @@ def consolidate(
     """Cluster orphans into patterns, promote durable claims and bound growth."""
     at = utc(datetime.fromisoformat(now)) if now else None
     if all_users == (user is not None):
-        Console(stderr=True).print("[red]error:[/] give a USER or --all (not both)")
+        err_console.print("error: give a USER or --all (not both)", highlight=False)
         raise typer.Exit(2)
     if all_users:
         with errors():
             report = run_with_progress(
-                Console(stderr=True), not as_json, store=store, workers=workers or None,
+                err_console, not as_json and err_console.is_terminal, store=store, workers=workers or None,
                 scheduler=scheduler, now=at, dry_run=dry_run, force=force,
             )
         if as_json:
             print_json(report.to_dict())
         else:
-            Console().print(summary_table(report))
+            console.print(summary_table(report))
         raise typer.Exit(report.exit_code)
     assert user is not None  # a USER or --all, checked above
     with errors(), open_tree(store) as tree:
@@ -102,8 +108,8 @@ def consolidate(
     if as_json:
         sys.stdout.write(plan.to_json(indent=2) + "\n")
     else:
-        Console().print(plan.describe(), highlight=False, markup=False)
-        Console().print("(dry run: nothing applied; --apply applies it)" if dry_run else
+        console.print(plan.describe(), highlight=False, markup=False)
+        console.print("(dry run: nothing applied; --apply applies it)" if dry_run else
                         "applied" if not plan.is_empty() else "nothing to apply")
 
 
@@ -125,7 +131,7 @@ def job_main(argv: Sequence[str] | None = None) -> int:
     from ..config import PersonaTreeConfig
     from ..errors import PersonaTreeError
 
-    err = Console(stderr=True)
+    err = err_console
     try:
         cfg = None
         if args.config:
@@ -143,7 +149,7 @@ def job_main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        Console().print(summary_table(report))
+        console.print(summary_table(report))
         for r in report.failed:
             err.print(f"[red]failed:[/] {r.user_id}: {r.error}", highlight=False)
     return report.exit_code

@@ -82,9 +82,20 @@ def observe(
         console.print(t)
 
 
-def show(user: str, store: str = StoreOpt) -> None:
-    """Print USER's tree with confidences, counts and dates."""
+def show(user: str, store: str = StoreOpt, as_json: bool = JsonOpt) -> None:
+    """Print USER's tree with confidences, counts and dates.
+
+    With --json: {"user", "generated", "counts", "nodes", "order"}, every node by id with
+    its level, type, content, confidence now, counts, dates, parent, children and
+    conflicts; "order" lists the roots, the patterns without a claim and the orphans.
+    """
     with errors(), open_tree(store) as tree:
+        if as_json:
+            from ..view.data import view_payload
+
+            data = view_payload(tree.graph(user), tree.registry, tree.clock.now())
+            print_json({k: v for k, v in data.items() if k not in ("title", "observations")})
+            return
         # markup=False: the tree text is full of [type conf] brackets rich would eat.
         console.print(tree.render(user), highlight=False, markup=False, soft_wrap=True)
 

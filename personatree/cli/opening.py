@@ -31,7 +31,7 @@ def store_file(store: str) -> Path | None:
 
 
 def open_tree(store: str, *, must_exist: bool = True, create_dirs: bool = False) -> PersonaTree:
-    """Open a PersonaTree on ``store`` (imported lazily: the model loads only when needed).
+    """Open a PersonaTree on ``store``; the model loads only if the command embeds.
 
     Parameters
     ----------
@@ -68,7 +68,6 @@ def open_tree(store: str, *, must_exist: bool = True, create_dirs: bool = False)
         recorded = _recorded_embedder(st)
         if recorded is not None:
             config = config.model_copy(update={"embedder": recorded})
-        _quiet_model_loading()
         return PersonaTree.open(store, config, store=st)
     except BaseException:
         st.close()
@@ -98,13 +97,3 @@ def _recorded_embedder(st: Store) -> str | None:
 
     meta = recorded_embedder(st)
     return None if meta is None else spec_of(meta["name"])
-
-
-def _quiet_model_loading() -> None:
-    # transformers draws a "Loading weights" bar on every start; for a CLI that runs
-    # once per command it is noise on stderr (and garbage in logs of scheduled jobs).
-    try:
-        from transformers.utils import logging as hf_logging
-    except Exception:  # transformers absent or broken: the embedder will say so itself
-        return
-    hf_logging.disable_progress_bar()

@@ -28,8 +28,10 @@ def export(
     user: str,
     out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout."),
     store: str = StoreOpt,
+    as_json: bool = typer.Option(False, "--json", help="Accepted for symmetry: the export is always JSON."),
 ) -> None:
     """Export everything stored about USER as JSON."""
+    del as_json  # every command takes --json; this one prints JSON either way
     with errors():
         with open_tree(store) as tree:
             data = tree.export(user)
@@ -62,6 +64,7 @@ def delete_user(
     user: str,
     yes: bool = typer.Option(False, "--yes", help="Confirm the deletion."),
     store: str = StoreOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Delete every row stored for USER."""
     if not yes:
@@ -70,7 +73,10 @@ def delete_user(
     with errors():
         with open_tree(store) as tree:
             tree.delete_user(user)
-        console.print(f"deleted {user}", markup=False)
+        if as_json:
+            print_json({"deleted": user})
+        else:
+            console.print(f"deleted {user}", markup=False)
 
 
 def rebuild(user: str, store: str = StoreOpt, as_json: bool = JsonOpt) -> None:

@@ -54,6 +54,7 @@ def view(
     out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default USER.html)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the page in a web browser."),
     store: str = StoreOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Write an interactive HTML page of USER's tree (self-contained: opens offline)."""
     from ..view import tree_html
@@ -63,7 +64,10 @@ def view(
             page = tree_html(tree, user)
         path = out or Path(f"{user}.html")
         path.write_text(page, encoding="utf-8")
-        console.print(f"wrote {path} ({len(page.encode()):,} bytes)", highlight=False)
+        if as_json:
+            print_json({"path": str(path), "bytes": len(page.encode())})
+        else:
+            console.print(f"wrote {path} ({len(page.encode()):,} bytes)", highlight=False)
         if open_browser:
             import webbrowser
 

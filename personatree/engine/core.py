@@ -11,6 +11,7 @@ per-user version counter before use, so writes from other processes are noticed.
 from __future__ import annotations
 
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, TypeVar, Union
 
@@ -98,6 +99,9 @@ class Engine:
         self.caches = Caches()
         # Services with write-behind state (recall access counts) flush here on close.
         self._close_hooks: list[Callable[[], None]] = []
+        # Services that keep a copy of users' trees elsewhere (a shared hot tier)
+        # hear of every commit and deletion here.
+        self._commit_hooks: list[Callable[[str, int], None]] = []
 
     # -- ids ----------------------------------------------------------------------------
 
@@ -179,6 +183,28 @@ class Engine:
         if not self.embedder_recorded:
             record_embedder(self.store, self.embedder)
             self.embedder_recorded = True
+
+    def on_commit(self, hook: Callable[[str, int], None]) -> None:
+        """Call ``hook(user_id, version)`` after each commit of this engine.
+
+        ``version`` is the user's store version after the commit; 0 means the user's
+        data was deleted.
+        """
+        self._commit_hooks.append(hook)
+
+    def committed(self, user_id: str, version: int) -> None:
+        """Tell the commit hooks that ``user_id`` is now at ``version`` (0: deleted).
+
+        Never raises: the change is stored, and a stored change is never reported
+        as failed. A failing hook is reported as a warning; what it keeps must
+        notice the missed version itself (by comparing versions).
+        """
+        for hook in self._commit_hooks:
+            try:
+                hook(user_id, version)
+            except Exception as exc:  # noqa: BLE001 - the commit already happened
+                warnings.warn(f"a commit hook failed for user {user_id!r}: {type(exc).__name__}: {exc}",
+                              RuntimeWarning, stacklevel=2)
 
     # -- lifetime -----------------------------------------------------------------------
 

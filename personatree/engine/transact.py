@@ -84,6 +84,8 @@ class TransactionHost(Protocol):
 
     def drop(self, user_id: str) -> None: ...
 
+    def committed(self, user_id: str, version: int) -> None: ...
+
 
 def run_transaction(engine: TransactionHost, user_id: str, work: Work[R]) -> R:
     """Run ``work`` on the user's tree and commit its change set atomically.
@@ -116,6 +118,7 @@ def run_transaction(engine: TransactionHost, user_id: str, work: Work[R]) -> R:
                 # and a stored change is never reported as failed.
                 engine.record_embedder()
                 state.version = engine.store.commit(change)
+                engine.committed(user_id, state.version)  # never raises
                 return result
             except StaleStateError:
                 engine.drop(user_id)

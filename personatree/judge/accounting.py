@@ -85,6 +85,12 @@ class OperationUsage:
     prompt_tokens, completion_tokens : int
         Tokens of every answered request, with the model's tokenizer.
     cost_usd : float
+    calls : int
+        Calls sent to the model (one per call, however many requests its retries took;
+        cache hits are not calls).
+    answered : int
+        Calls the model answered itself with a usable answer (the others fell back to
+        the offline judge, or raised with the fallback off).
     """
 
     requests: int = 0
@@ -95,19 +101,27 @@ class OperationUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    calls: int = 0
+    answered: int = 0
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def answered_share(self) -> float | None:
+        """The share of calls the model answered itself (``None`` before any call)."""
+        return self.answered / self.calls if self.calls else None
+
     def __add__(self, other: "OperationUsage") -> "OperationUsage":
         return OperationUsage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (with ``total_tokens``)."""
+        """JSON-ready form (with ``total_tokens`` and ``answered_share``)."""
         d = asdict(self)
         d["total_tokens"] = self.total_tokens
+        d["answered_share"] = self.answered_share
         return d
 
 

@@ -21,6 +21,7 @@ from .parsing import AnswerError, ExtractAnswer, RouteAnswer, SummaryAnswer, Val
 from .prompts import PromptTemplate, data_block
 from .runner import Job
 from .summaries import mentions_and_span, with_mentions
+from .wire import extract_schema, route_schema, summary_schema, validate_schema
 
 __all__ = [
     "UNRELATED_MAX_PSI",
@@ -100,7 +101,8 @@ def extract_job(
     def check(answer: ExtractAnswer) -> dict[int, list[LeafDraft]]:
         return drafts_of(answer, obs, batch, leaf_types, model)
 
-    return Job("extract", obs[batch[0]].user_id, messages, ExtractAnswer, check)
+    return Job("extract", obs[batch[0]].user_id, messages, ExtractAnswer, check,
+               wire=extract_schema(obs, batch, leaf_types))
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -150,7 +152,8 @@ def validate_job(
             raise AnswerError("invalid_schema", "no verdict named a pair id with a label matching the sign of psi")
         return got
 
-    return Job("validate", pairs[chunk[0]][0].user_id, messages, ValidateAnswer, check)
+    return Job("validate", pairs[chunk[0]][0].user_id, messages, ValidateAnswer, check,
+               wire=validate_schema(len(chunk)))
 
 
 # -- routing ----------------------------------------------------------------------------------
@@ -173,7 +176,7 @@ def route_job(
         types = tuple(dict.fromkeys(t for t in answer.schema_types if t in registry))
         return Route(level=level, probabilities=full, schema_types=types)
 
-    return Job("route", user_id, messages, RouteAnswer, check)
+    return Job("route", user_id, messages, RouteAnswer, check, wire=route_schema([t.name for t in registry]))
 
 
 # -- summarization ----------------------------------------------------------------------------
@@ -224,4 +227,4 @@ def summarize_job(
         })
         return Summary(content=content, schema_type=schema_type, attributes=attrs)
 
-    return Job("summarize", members[0].user_id, messages, SummaryAnswer, check)
+    return Job("summarize", members[0].user_id, messages, SummaryAnswer, check, wire=summary_schema(len(shown)))

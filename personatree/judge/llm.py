@@ -83,7 +83,14 @@ class LLMJudge:
         ``litellm.completion`` or anything with its signature (tests inject scripted
         completions here).
     completion_kwargs : Mapping, optional
-        Passed to every completion (``api_base``, ``mock_response``, ``response_format``...).
+        Passed to every completion (``api_base``, ``mock_response``...). A
+        ``response_format`` given here is sent as is, instead of the output schemas.
+    structured_output : str
+        How each request's output schema is sent to the server (see
+        :mod:`personatree.judge.structured`): ``"auto"`` (default: OpenAI's
+        ``json_schema`` form, stepping down per model to ``json_object`` with a schema,
+        plain JSON mode, then none when the server refuses a form), one form by name
+        (``"json_schema"``, ``"json_object_schema"``, ``"json_object"``), or ``"off"``.
     temperature : float
     timeout_s : float
         Per-request timeout passed to litellm as ``timeout=``.
@@ -141,6 +148,7 @@ class LLMJudge:
         prefilter: bool = True,
         cache: bool = True,
         fallback_log_size: int = 1000,
+        structured_output: str = "auto",
     ) -> None:
         self._models = models_of(model)
         if max_retries < 0 or max_concurrency < 1 or extract_batch < 1 or validate_batch < 1:
@@ -161,11 +169,12 @@ class LLMJudge:
         self._ledger = UsageLedger()
         self._counters = RobustnessCounters(fallback_log_size)
         self._prompts = {op: load_prompt(op) for op in OPERATIONS}
+        self._transport = Transport(completion, completion_kwargs, temperature=temperature, timeout_s=timeout_s,
+                                    max_concurrency=max_concurrency, structured_output=structured_output)
         self._runner = RequestRunner(
             self._models,
             {op: p.id for op, p in self._prompts.items()},
-            Transport(completion, completion_kwargs, temperature=temperature, timeout_s=timeout_s,
-                      max_concurrency=max_concurrency),
+            self._transport,
             RetryPolicy(max_retries, backoff_s, max_backoff_s),
             sleep,
             ResponseCache(store) if cache else None,
@@ -192,6 +201,11 @@ class LLMJudge:
     def usage(self, user_id: str | None = None) -> UsageReport:
         """Requests, tokens and cost per user and operation (all users by default)."""
         return self._ledger.report(user_id)
+
+    def output_forms(self) -> dict[str, str]:
+        """The structured output form each model asked so far is sent (``"none"``: no
+        ``response_format``); see :mod:`personatree.judge.structured`."""
+        return self._transport.forms.forms()
 
     def stats(self) -> JudgeStats:
         """Fallback, retry and repair counters and the recent fallback log."""

@@ -49,6 +49,9 @@ class Job(Generic[A, R]):
         Validated answer → result; raises AnswerError when it does not fit the request.
     key : str
         The cache key, set by :meth:`RequestRunner.run`.
+    wire : dict or None
+        The output schema sent as structured output (:mod:`personatree.judge.wire`);
+        ``None`` sends none.
     """
 
     operation: str
@@ -57,6 +60,7 @@ class Job(Generic[A, R]):
     schema: type[A]
     check: Callable[[A], R]
     key: str = ""
+    wire: dict[str, Any] | None = None
 
 
 def checked(text: str, job: Job[A, R]) -> tuple[Parsed[A], R]:
@@ -163,10 +167,13 @@ class RequestRunner:
         return result
 
     def _attempt(self, job: Job[A, R]) -> tuple[dict[str, Any], R] | Failure:
+        self._ledger.add(job.user_id, job.operation, calls=1)
         try:
-            return self._request(job)
+            answer = self._request(job)
         except Failure as failure:
             return failure
+        self._ledger.add(job.user_id, job.operation, answered=1)
+        return answer
 
     def _request(self, job: Job[A, R]) -> tuple[dict[str, Any], R]:
         """Send one job with retries; returns (answer JSON, checked result).
@@ -185,7 +192,7 @@ class RequestRunner:
             if attempt:
                 self._counters.retried(op)
             try:
-                response = send(messages)
+                response = send(messages, job.wire, op)
             except Exception as exc:  # noqa: BLE001 - every provider error is classified
                 last, retryable = self._transport_failure(job, exc)
                 if not retryable:

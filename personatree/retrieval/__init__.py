@@ -14,7 +14,7 @@ from typing import Sequence
 from ..engine.core import EngineLike, engine_of
 from ..types import Level
 from .access import access_log
-from .prelude import prepare_recall, user_state
+from .prelude import first_build, prepare_recall, user_state
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
 from .tokens import LiteLLMTokenCounter
@@ -66,7 +66,8 @@ def recall_user(
     engine = engine_of(tree)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
     with engine.lock:
-        st = engine.existing_state(user_id)
-        result = req.run(user_state(engine, user_id, st))
+        with first_build(engine, user_id):
+            state = user_state(engine, user_id, engine.existing_state(user_id))
+        result = req.run(state)
     access_log(engine, req.cfg.access_flush_every).record(user_id, result.node_ids, req.now)
     return result

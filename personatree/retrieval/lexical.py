@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -142,8 +144,36 @@ def tokenize(text: str) -> list[str]:
         Words (lightly stemmed), numbers kept whole ("10k", "3:30", "2.5"), and
         ``@YYYY[-MM[-DD]]`` tokens for every date the text spells out.
     """
+    memo = _MEMO.get()
+    if memo is not None:
+        hit = memo.get(text)
+        if hit is None:
+            hit = memo[text] = _tokens(text)
+        return list(hit)
+    return list(_tokens(text))
+
+
+def _tokens(text: str) -> tuple[str, ...]:
     words = [_stem(w.lower()) for w in _WORD.findall(text)]
-    return [w for w in words if w not in _STOP] + list(dict.fromkeys(_text_dates(text)))
+    return tuple([w for w in words if w not in _STOP] + list(dict.fromkeys(_text_dates(text))))
+
+
+# A memo of tokenize within one ``token_memo()`` block (None outside one).
+_MEMO: ContextVar[dict[str, tuple[str, ...]] | None] = ContextVar("personatree_token_memo", default=None)
+
+
+@contextmanager
+def token_memo() -> Iterator[None]:
+    """Tokenize each distinct text once inside the block (this thread or task only).
+
+    For work that indexes the same texts several times in a row, such as a tier-1
+    and a tier-1+2 index built together; scoped, so nothing is kept after it.
+    """
+    token = _MEMO.set({} if _MEMO.get() is None else _MEMO.get())
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
 
 
 class BM25Index:

@@ -168,7 +168,8 @@ class Router:
             path = self.cache_dir / f"router-{key}.npy"
             try:
                 vecs = np.load(path)
-                if vecs.shape[0] == len(qs):
+                # The dimension too: two models may share a name (a test's tiny one).
+                if vecs.shape == (len(qs), int(self.embedder.dim)):
                     return vecs
             except (OSError, ValueError):
                 pass

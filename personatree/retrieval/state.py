@@ -22,7 +22,7 @@ consolidator, the tiers and the profile see does not hold them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from ..types import EdgeKind, Level, Node
 from ..stance import stance_of
 from ..text import is_change, is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
+from .turn_memo import TurnDocument, TurnMemo, turn_digest
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
 __all__ = [
@@ -94,6 +95,8 @@ class RetrievalState:
     version: Hashable = None
     turn_text: TurnText | None = None
     archive_source: ArchiveSource | None = None
+    # The turn documents kept in the store (see turn_memo); None: computed every time.
+    memo: TurnMemo | None = None
     # Archived leaves (id → node) and their embedding rows, appended to the leaf level.
     archive: dict[str, Node] = field(default_factory=dict)
     _archive_rows: tuple[list[str], np.ndarray] | None = None
@@ -200,36 +203,58 @@ class RetrievalState:
     def _reindex_turns(self, graph: MemoryGraph, dirty_turns: set[str]) -> None:
         # Sorted: turn rows break BM25 ties, and set order changes with the hash seed.
         dirty = sorted(dirty_turns)
-        live = [tk for tk in dirty if self.turn_leaves.get(tk)]
-        texts = self.turn_text(live) if self.turn_text is not None and live else {}
+        members = {tk: self._members(graph, tk) for tk in dirty}
+        memo = self.memo
+        digests = {tk: turn_digest(ns, _extra_text) for tk, ns in members.items() if ns} if memo is not None else {}
+        docs = {tk: memo.get(tk, d) for tk, d in digests.items()} if memo is not None else {}
+        # Only the turns without a stored document read their message from the log.
+        missing = [tk for tk in dirty if members[tk] and docs.get(tk) is None]
+        texts = self.turn_text(missing) if self.turn_text is not None and missing else {}
         for tk in dirty:
-            members = self.turn_leaves.get(tk)
+            nodes = members[tk]
             self._leave_session(tk)
-            if not members:
+            if not nodes:
                 self.turns.remove(tk)
                 self.turn_leaves.pop(tk, None)
                 self.turn_seq.pop(tk, None)
+                if memo is not None:
+                    memo.drop(tk)
                 continue
-            nodes = sorted(
-                (self._node(graph, m) for m in members),
-                key=lambda x: x.provenance[0].sentence if x.provenance else 0,
-            )
+            doc = docs.get(tk)
+            if doc is None:
+                doc = self._document(tk, nodes, texts.get(tk))
+                if memo is not None and tk in texts:  # a turn without its message is not kept
+                    memo.put(tk, digests[tk], doc)
+            self.dispositions.difference_update(x.id for x in nodes)
+            self.dispositions.update(doc.dispositions)
+            if doc.seq >= 0:
+                self.turn_seq[tk] = doc.seq
             if nodes[0].provenance:
                 self._join_session(tk, nodes[0].provenance[0].session_id)
-            self.turns.add(tk, self._turn_tokens(tk, nodes, texts.get(tk)) + date_tokens(nodes[0].t_first))
+            self.turns.add(tk, doc.tokens)
+        if memo is not None:
+            memo.flush()
 
-    def _turn_tokens(self, tk: str, nodes: list[Node], src: TurnSource | None) -> list[str]:
+    def _members(self, graph: MemoryGraph, tk: str) -> list[Node]:
+        # A turn's leaves in sentence order (empty when it has none left).
+        return sorted(
+            (self._node(graph, m) for m in self.turn_leaves.get(tk) or ()),
+            key=lambda x: x.provenance[0].sentence if x.provenance else 0,
+        )
+
+    def _document(self, tk: str, nodes: list[Node], src: TurnSource | None) -> TurnDocument:
         # The whole message as observed when the log has it, else its leaves' text.
         toks: list[str] = []
         if src is not None:
-            self.turn_seq[tk] = src.seq
             toks = tokenize(src.text)
             extra = {e for x in nodes for e in tokenize(_extra_text(x))}
             toks.extend(sorted(extra.difference(toks)))  # speaker and entity names
         else:
             for x in nodes:
                 toks.extend(tokenize(x.content + " " + _extra_text(x)))
-        return toks
+        toks.extend(date_tokens(nodes[0].t_first))
+        disp = [x.id for x in nodes if is_disposition(x.content)]
+        return TurnDocument(toks, src.seq if src is not None else -1, disp)
 
     def _every(self, graph: MemoryGraph) -> list[Node]:
         # The tree's nodes, then the archived leaves (an id in both is the tree's).
@@ -271,11 +296,9 @@ class RetrievalState:
 
     def _add(self, n: Node, dirty: set[str]) -> None:
         if n.level is Level.LEAF:
-            if is_disposition(n.content):
-                self.dispositions.add(n.id)
             if is_change(n.content, stance_of(n.attributes)):
                 self.changes.add(n.id)
-            tk = turn_key(n)
+            tk = turn_key(n)  # its disposition is decided with its turn (_reindex_turns)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])
             if n.id not in members:
@@ -421,6 +444,7 @@ def state_for(
     version: Hashable,
     turn_text: TurnText | None = None,
     archive: ArchiveSource | None = None,
+    memo: Callable[[], TurnMemo | None] | None = None,
 ) -> RetrievalState:
     """The cached state of a user, refreshed to ``graph`` at ``version``.
 
@@ -434,6 +458,11 @@ def state_for(
     turn_text : TurnText, optional
         Where whole turns are read from when a new state is made (see the module
         docstring); default: turns are indexed by their leaves' text.
+    archive : ArchiveSource, optional
+        Where the user's archived leaves are read from.
+    memo : callable, optional
+        Makes the user's stored turn documents (:mod:`.turn_memo`) when a new state
+        is made; default: every turn is tokenized.
 
     Returns
     -------
@@ -441,5 +470,6 @@ def state_for(
     """
     st = cache.get(user_id)
     if st is None:
-        st = cache[user_id] = RetrievalState(graph, turn_text=turn_text, archive_source=archive)
+        st = cache[user_id] = RetrievalState(graph, turn_text=turn_text, archive_source=archive,
+                                             memo=memo() if memo is not None else None)
     return st.refresh(graph, version)

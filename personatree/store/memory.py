@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import StoreError
 from ..ports import ChangeSet, JournalEvent
@@ -19,6 +19,7 @@ from ..types import Edge, Node, Observation
 from . import codec
 from .closing import Closing
 from .rows import EVENT_SEQ, OBS_SEQ, cache_scope, check_expected_version, with_seq
+from .turn_docs import TurnDoc, check_turn_docs, turn_prefixes
 
 __all__ = ["MemoryStore"]
 
@@ -35,13 +36,14 @@ class _UserState:
     edges: dict[tuple[str, str], Row] = field(default_factory=dict)
     events: list[Row] = field(default_factory=list)
     archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
+    turn_docs: dict[str, tuple[str, str]] = field(default_factory=dict)  # derived, see turn_docs
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
-            dict(self.archive),
+            dict(self.archive), dict(self.turn_docs),
         )
 
 
@@ -186,6 +188,8 @@ class MemoryStore(Closing):
                     st.observations[row[1]] = with_seq(row, OBS_SEQ, st.obs_seq)
             for oid in prep.delete_observations:
                 st.observations.pop(oid, None)
+            for prefix in turn_prefixes(prep.delete_observations):
+                st.turn_docs = {k: v for k, v in st.turn_docs.items() if not k.startswith(prefix)}
             for pair in prep.delete_edges:
                 st.edges.pop(pair, None)
             if prep.delete_nodes:
@@ -223,6 +227,28 @@ class MemoryStore(Closing):
                 self._version_floor = max(self._version_floor, gone.version)
             for k in [k for k in self._cache if k[0] == user_id]:
                 del self._cache[k]
+
+    def turn_docs(self, user_id: str) -> dict[str, TurnDoc]:
+        """Every derived turn document of a user (see :mod:`personatree.store.turn_docs`)."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return {} if st is None else dict(st.turn_docs)
+
+    def put_turn_docs(self, user_id: str, docs: Mapping[str, TurnDoc], drop: Sequence[str] = ()) -> bool:
+        """Write derived turn documents and remove others; ``False`` for an unknown user."""
+        codec.check_text(user_id, "user_id")
+        rows = check_turn_docs(docs, drop)
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            if st is None:
+                return False
+            for t in drop:
+                st.turn_docs.pop(t, None)
+            st.turn_docs.update((t, (d, doc)) for t, d, doc in rows)
+            return True
 
     def vacuum(self) -> None:
         """Nothing to reclaim in memory (kept for interface parity)."""

@@ -52,7 +52,9 @@ USER_TABLES = ("observations", "nodes", "edges", "journal")
 USER_COUNT_TABLES = ("users", *USER_TABLES, "archive", "cache")
 STORE_TABLES = (*USER_COUNT_TABLES, "meta")
 # ``delete_user`` order: edges before the nodes they reference, the user row last.
-USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "users")
+# ``turn_docs`` is derived (recall's turn index, see migration 0004): not counted, but
+# deleted with the user like everything else of theirs.
+USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "turn_docs", "users")
 
 
 # -- SQL text ----------------------------------------------------------------------------

@@ -275,12 +275,10 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     """
     if sentence.rstrip().endswith("?"):
         return False
-    toks = tokens if tokens is not None else tokenize(sentence)
-    if not has_first_person(toks):
+    # The cheap tests first: recall's state asks this of every leaf of a user.
+    if stance not in ("stopped", "started") and CHANGE_OF_STATE_RE.search(normalize(sentence)) is None:
         return False
-    if stance in ("stopped", "started"):
-        return True
-    return CHANGE_OF_STATE_RE.search(normalize(sentence)) is not None
+    return has_first_person(tokens if tokens is not None else tokenize(sentence))
 
 
 def _negated_habit(toks: list[str]) -> bool:

@@ -159,15 +159,52 @@ class HotIndex:
         assert self.state is not None
         return self.state
 
+    @classmethod
+    def from_closures(
+        cls, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
+        version: Hashable, *, whole: bool = False,
+    ) -> "HotIndex":
+        """A hot index over closures computed elsewhere (a shared hot tier).
+
+        ``graph`` need hold only the closures' nodes and the support edges among
+        them: the sub-tree, its node order and so its retrieval state are then the
+        ones :meth:`sync` builds from the whole tree, so both answer alike.
+
+        Parameters
+        ----------
+        graph : MemoryGraph
+            Holds at least every node of every closure.
+        graph_key, children, version
+            As for :meth:`sync`.
+        members : dict
+            Member id → its :func:`closure` in the whole tree, in tier order.
+        whole : bool
+            ``graph`` is exactly the sub-tree (the closures' nodes in closure order,
+            with the support edges among them): used as is, not copied.
+
+        Returns
+        -------
+        HotIndex
+        """
+        hot = cls()
+        hot._adopt(graph, graph_key, dict(members), children, version, whole=whole)
+        return hot
+
     def _build(
         self, graph: MemoryGraph, graph_key: Hashable, wanted: dict[str, None], children: int, version: Hashable
     ) -> None:
-        self.members = {x: closure(graph, x, children) for x in wanted}
+        self._adopt(graph, graph_key, {x: closure(graph, x, children) for x in wanted}, children, version)
+
+    def _adopt(
+        self, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
+        version: Hashable, whole: bool = False,
+    ) -> None:
+        self.members = members
         self.counts = {}
         for cl in self.members.values():
             for y in cl:
                 self.counts[y] = self.counts.get(y, 0) + 1
-        sub = _sub_tree(graph, self.counts)
+        sub = graph if whole else _sub_tree(graph, self.counts)
         self.sub, self.graph_key, self.children, self.version = sub, graph_key, children, version
         # A fresh state: the old one indexes another graph version's node objects.
         self.state = RetrievalState(sub).refresh(sub, version)

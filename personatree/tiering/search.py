@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -42,8 +42,8 @@ from ..types import Level, Node, Route
 from .hot import HotIndex
 from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "could_suffice", "archive_top", "hot_states", "search_tiers",
-           "search_request", "tiered_recall", "tiers_of", "tiering_config"]
+__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "archive_top", "hot_states", "search_tiers",
+           "search_request", "search_hot", "search_deep", "tiered_recall", "tiers_of", "tiering_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,20 +152,25 @@ def could_suffice(
     """
     if qvec is None:
         return False
-    need = cfg.sufficient_fill * budget
+    close = (
+        state.nodes[arr.ids[int(row)]]
+        for lv, arr in state.arrays.items()
+        if arr.ids and not (levels and lv not in levels)
+        for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine)
+    )
+    return could_fill(close, cfg.sufficient_fill * budget)
+
+
+def could_fill(close: Iterable[Node], need: float) -> bool:
+    """Whether the close matches ``close``, each at the most its rendered line could
+    cost, add up to ``need`` tokens (the bound of :func:`could_suffice`)."""
     total = 0
-    for lv, arr in state.arrays.items():
-        if (levels and lv not in levels) or not arr.ids:
-            continue
-        for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine):
-            n = state.nodes[arr.ids[int(row)]]
-            speaker = n.attributes.get("speaker")
-            extra = n.schema_type if n.level is not Level.LEAF else speaker
-            total += len(n.content.encode()) + _LINE_BYTES + (
-                len(extra.encode()) if isinstance(extra, str) else 0
-            )
-            if total >= need:
-                return True
+    for n in close:
+        speaker = n.attributes.get("speaker")
+        extra = n.schema_type if n.level is not Level.LEAF else speaker
+        total += len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
+        if total >= need:
+            return True
     return False
 
 
@@ -278,8 +283,40 @@ def search_request(
     tcfg: TieringConfig,
 ) -> TieredResult:
     """:func:`search_tiers` for a prepared :class:`~personatree.retrieval.prelude.RecallQuery`."""
-    qvec, route, budget, levels = req.qvec, req.route, req.budget, req.levels
     t1, t12 = hot_states(tstate, graph, tcfg)
+    got = search_hot(t1, t12, full, req, tcfg)
+    if isinstance(got, TieredResult):
+        return got
+    return search_deep(tstate, graph, got, req, tcfg)
+
+
+def search_hot(
+    t1: RetrievalState,
+    t12: RetrievalState,
+    full: RetrievalState | Callable[[], RetrievalState],
+    req: RecallQuery,
+    tcfg: TieringConfig,
+) -> TieredResult | RetrievalState | Callable[[], RetrievalState]:
+    """Tiers 1 and 1+2 of :func:`search_request`: their answer when one is sufficient.
+
+    Parameters
+    ----------
+    t1, t12 : RetrievalState
+        The states over tier 1 and over tiers 1+2 (:func:`hot_states`, or the same
+        built from a shared hot tier).
+    full : RetrievalState or callable
+        The whole tree's state, or a function returning it (asked only when
+        ``archive_k > 0`` checks a hot answer against the archive).
+    req : RecallQuery
+    tcfg : TieringConfig
+
+    Returns
+    -------
+    TieredResult or RetrievalState or callable
+        The sufficient answer; otherwise ``full`` for the deeper search (the state
+        itself once it was asked for).
+    """
+    qvec, route, budget, levels = req.qvec, req.route, req.budget, req.levels
     full_state: RetrievalState | None = None
     archive: list[str] | None = None
     # A tier is searched only when it could be sufficient: tier 2 holds tier 1, so
@@ -303,8 +340,33 @@ def search_request(
             archive = archive_top(full_state, qvec, tcfg.archive_k, levels, tcfg.archive_margin)
         if all(n in st.nodes for n in archive):
             return TieredResult(res, tier)
-    if full_state is None:
-        full_state = full() if callable(full) else full
+    return full if full_state is None else full_state
+
+
+def search_deep(
+    tstate: TierState,
+    graph: MemoryGraph,
+    full: RetrievalState | Callable[[], RetrievalState],
+    req: RecallQuery,
+    tcfg: TieringConfig,
+) -> TieredResult:
+    """Tier 3 of :func:`search_request`: the whole tree, then promotion of its best hits.
+
+    Parameters
+    ----------
+    tstate : TierState
+        Updated in place by the promotions.
+    graph : MemoryGraph
+        The user's whole tree (read only).
+    full : RetrievalState or callable
+    req : RecallQuery
+    tcfg : TieringConfig
+
+    Returns
+    -------
+    TieredResult
+    """
+    full_state = full() if callable(full) else full
     res = req.run(full_state)
     # The most relevant hits are the ones worth keeping warm; promote those first. A
     # turn shown only for being next to a hit rides along with it, not on its own.

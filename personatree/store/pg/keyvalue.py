@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from ...errors import StoreError
 from .. import codec
 from ..rows import cache_scope
+from ..turn_docs import TurnDoc, check_turn_docs
 from .connection import PgConnection
 from .text import esc, unesc
 
@@ -75,6 +79,43 @@ class PgKeyValue(PgConnection):
                     (scope, esc(namespace), esc(key)),
                 )
             return int(cur.rowcount)
+
+    def turn_docs(self, user_id: str) -> dict[str, TurnDoc]:
+        """Every derived turn document of a user: turn key → ``(digest, doc)``."""
+        codec.check_text(user_id, "user_id")
+        with self._conn() as conn:
+            rows = conn.execute("SELECT turn, digest, doc FROM turn_docs WHERE user_id = %s", (esc(user_id),))
+            return {unesc(t): (d, unesc(doc)) for t, d, doc in rows}
+
+    def put_turn_docs(self, user_id: str, docs: Mapping[str, TurnDoc], drop: Sequence[str] = ()) -> bool:
+        """Write (or replace) derived turn documents and remove others (a cache: a
+        write that waits over a quarter of a second for a lock, or fails, is dropped).
+
+        Returns
+        -------
+        bool
+            Whether the rows were written.
+        """
+        codec.check_text(user_id, "user_id")
+        rows = check_turn_docs(docs, drop)
+        if not rows and not drop:
+            return True
+        uid = esc(user_id)
+        try:
+            with self._tx() as conn:
+                conn.execute("SET LOCAL lock_timeout = '250ms'")
+                if drop:
+                    conn.execute("DELETE FROM turn_docs WHERE user_id = %s AND turn = ANY(%s::text[])",
+                                 (uid, [esc(t) for t in drop]))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO turn_docs (user_id, turn, digest, doc) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT (user_id, turn) DO UPDATE SET digest = excluded.digest, doc = excluded.doc",
+                        [(uid, esc(t), d, esc(doc)) for t, d, doc in rows],
+                    )
+            return True
+        except StoreError:
+            return False
 
     def _extras(self) -> tuple[list[tuple[str, str]], list[tuple[str, str, str, str]]]:
         """Every metadata and cache row, from one snapshot (for :mod:`personatree.store.copy`)."""

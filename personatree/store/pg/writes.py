@@ -20,6 +20,7 @@ from ...errors import ConfigError, StoreBusyError, StoreError
 from ...ports import ChangeSet
 from .. import codec
 from ..rows import EVENT_SEQ, OBS_SEQ, check_expected_version, delete_user_sql, numbered
+from ..turn_docs import turn_prefixes
 from .connection import PgConnection, rollback_open
 from .locks import LOCK_JOB, LOCK_TURN, LOCK_WRITE, USER_KEY
 from .statements import INSERT_EVENT, INSERT_OBS, UPSERT_ARCHIVE, UPSERT_EDGE, UPSERT_NODE
@@ -117,6 +118,12 @@ class PgWrites(PgConnection):
                 cur.execute(
                     "DELETE FROM observations WHERE user_id = %s AND id = ANY(%s::text[])",
                     (uid, [esc(o) for o in prep.delete_observations]),
+                )
+                # Recall's derived documents of those turns hold their words: they go too.
+                cur.execute(
+                    "DELETE FROM turn_docs t USING unnest(%s::text[]) AS p(prefix) "
+                    "WHERE t.user_id = %s AND starts_with(t.turn, p.prefix)",
+                    ([esc(p) for p in turn_prefixes(prep.delete_observations)], uid),
                 )
             if prep.delete_edges:
                 cur.execute(

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from ...errors import StoreError
 from .. import codec
 from ..rows import cache_scope
+from ..turn_docs import TurnDoc, check_turn_docs
 from .connection import SQLiteConnection, now_text
 from .statements import UPSERT_META
 
@@ -83,3 +87,43 @@ class SQLiteKeyValue(SQLiteConnection):
                     "DELETE FROM cache WHERE user_id = ? AND namespace = ? AND key = ?", (scope, namespace, key)
                 )
             return int(cur.rowcount)
+
+    def turn_docs(self, user_id: str) -> dict[str, TurnDoc]:
+        """Every derived turn document of a user: turn key → ``(digest, doc)``."""
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            rows = conn.execute("SELECT turn, digest, doc FROM turn_docs WHERE user_id = ?", (user_id,))
+            return {str(t): (str(d), str(doc)) for t, d, doc in rows}
+
+    def put_turn_docs(self, user_id: str, docs: Mapping[str, TurnDoc], drop: Sequence[str] = ()) -> bool:
+        """Write (or replace) derived turn documents and remove others; see :meth:`turn_docs`.
+
+        A cache write from a read path: it waits at most a quarter of a second for
+        another writer's lock, and a write that fails is dropped (the documents are
+        computed again next time).
+
+        Returns
+        -------
+        bool
+            Whether the rows were written.
+        """
+        codec.check_text(user_id, "user_id")
+        rows = check_turn_docs(docs, drop)
+        if not rows and not drop:
+            return True
+        conn = self._conn()
+        conn.execute("PRAGMA busy_timeout = 250")
+        try:
+            with self._tx(write=True) as tx:
+                if drop:
+                    tx.executemany("DELETE FROM turn_docs WHERE user_id = ? AND turn = ?", [(user_id, t) for t in drop])
+                tx.executemany(
+                    "INSERT INTO turn_docs (user_id, turn, digest, doc) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (user_id, turn) DO UPDATE SET digest = excluded.digest, doc = excluded.doc",
+                    [(user_id, *r) for r in rows],
+                )
+            return True
+        except StoreError:
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy * 1000)}")

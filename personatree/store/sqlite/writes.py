@@ -16,6 +16,7 @@ from ...errors import StoreError
 from ...ports import ChangeSet
 from .. import codec, rows
 from ..rows import EVENT_SEQ, OBS_SEQ
+from ..turn_docs import turn_prefixes
 from .connection import now_text
 from .reads import logged_ids
 from .statements import (
@@ -63,6 +64,11 @@ def _delete_rows(conn: sqlite3.Connection, prep: codec.PreparedChange) -> None:
         conn.executemany(
             "DELETE FROM observations WHERE user_id = ? AND id = ?",
             [(uid, o) for o in prep.delete_observations],
+        )
+        # Recall's derived documents of those turns hold their words: they go too.
+        conn.executemany(
+            "DELETE FROM turn_docs WHERE user_id = ? AND substr(turn, 1, length(?)) = ?",
+            [(uid, p, p) for p in turn_prefixes(prep.delete_observations)],
         )
     if prep.delete_edges:
         conn.executemany(

@@ -1,0 +1,155 @@
+"""First recall in a fresh process against warm recalls, for one big user.
+
+Run from the repository root::
+
+    python3 benchmarks/bench_first_recall.py --sizes 10000 50000 --dir /tmp/first-recall
+
+A store per size (and per embedder) is built once in ``--dir`` and reused: ``--sizes``
+observations of one user (one or two templated first-person sentences each, in
+sessions of 40, ``observe_many`` in batches of 1,000, then one consolidation). Each
+measure runs in a new process: open the store (timed apart, it includes loading the
+embedder and serving one recall of another, small user: the process's own start-up),
+then the big user's first recall (timed), then ``--queries`` warm recalls (p50 / p95).
+Query embedding is included in every recall. Two fresh processes per size: the first
+finds no stored turn documents (they are deleted first: a store from before they were
+kept, or the first recall ever), the second finds the documents the first one stored.
+
+The text comes from the templates of ``bench_recall_latency.py``, written for these
+benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+USER = "big"
+OTHER = "small"
+
+
+def _open(url: str, embedder: str) -> Any:
+    from personatree import PersonaTree
+    from personatree.config import PersonaTreeConfig
+
+    if embedder == "fast":
+        cfg = PersonaTreeConfig.preset("fast", busy_timeout_s=120)  # type: ignore[arg-type]
+    else:
+        cfg = PersonaTreeConfig(embedder=embedder, busy_timeout_s=120)
+    return PersonaTree.open(url, cfg)
+
+
+def build(path: Path, n: int, embedder: str, batch: int = 1000) -> dict[str, Any]:
+    """Write ``n`` observations of one user into ``path``, then consolidate once."""
+    from bench_recall_latency import TEMPLATES, fill
+
+    rng = random.Random(26)
+    tree = _open(f"sqlite:///{path}", embedder)
+    t = time.perf_counter()
+    for start in range(0, n, batch):
+        items = []
+        for j in range(start, min(n, start + batch)):
+            text = " ".join(fill(rng.choice(TEMPLATES), rng) for _ in range(rng.choice((1, 1, 2))))
+            items.append({"messages": text, "observation_id": f"o{j}", "session_id": f"s{j // 40}"})
+        tree.observe_many(USER, items, batch_size=batch)
+        print(f"  built {min(n, start + batch)} / {n}", file=sys.stderr, flush=True)
+    ingest = time.perf_counter() - t
+    # A second, small user: a fresh process serves one recall of it first, so that what
+    # the big user's first recall is timed for is its own state, not the process's
+    # (the embedder's weights, the tokenizer behind the token counter).
+    tree.observe(OTHER, "I keep a small herb garden on my balcony.")
+    t = time.perf_counter()
+    tree.consolidate(USER)
+    stats = tree.stats(USER)
+    tree.close()
+    return {"ingest_s": ingest, "consolidate_s": time.perf_counter() - t, "stats": stats}
+
+
+def child(url: str, embedder: str, queries: int) -> None:
+    """One fresh process: open, first recall, warm recalls; prints one JSON line."""
+    from bench_recall_latency import QUERY_T, fill
+
+    rng = random.Random(7)
+    qs = [fill(rng.choice(QUERY_T), rng) for _ in range(queries + 1)]
+    t = time.perf_counter()
+    tree = _open(url, embedder)
+    tree.recall(OTHER, "What do I grow?", budget=1000)
+    opened = time.perf_counter() - t
+    t = time.perf_counter()
+    tree.recall(USER, qs[0], budget=1000)
+    first = time.perf_counter() - t
+    warm = []
+    for q in qs[1:]:
+        t = time.perf_counter()
+        tree.recall(USER, q, budget=1000)
+        warm.append(time.perf_counter() - t)
+    tree.close()
+    warm.sort()
+    print(json.dumps({"open_s": opened, "first_s": first, "warm_p50_s": statistics.median(warm),
+                      "warm_p95_s": warm[int(0.95 * (len(warm) - 1))]}), flush=True)
+
+
+def fresh(url: str, embedder: str, queries: int) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--_child", "--url", url, "--embedder", embedder,
+                          "--queries", str(queries)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
+    ap.add_argument("--embedder", default="default", help="an embedder spec, or 'fast' for the fast preset")
+    ap.add_argument("--dir", default="/tmp/personatree-first-recall")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--url")
+    ap.add_argument("--_child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._child:
+        child(args.url, args.embedder, args.queries)
+        return
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in args.sizes:
+        tag = args.embedder.replace("/", "_").replace(":", "-")
+        path = folder / f"user-{n}-{tag}.db"
+        if not path.exists():
+            print(f"building {path}", file=sys.stderr)
+            info = build(path, n, args.embedder)
+            print(f"  {json.dumps(info)}", file=sys.stderr)
+        url = f"sqlite:///{path}"
+        # The first process finds no stored turn documents (as after a migration from a
+        # store that had none), the second finds what the first one stored.
+        raw = sqlite3.connect(path)
+        raw.execute("DELETE FROM turn_docs")
+        raw.commit()
+        raw.close()
+        runs = [fresh(url, args.embedder, args.queries) for _ in range(2)]
+        rows.append((n, runs))
+    print(f"\nFirst recall in a fresh process, embedder {args.embedder!r}, budget 1,000 tokens, "
+          f"{args.queries} warm recalls (query embedding included)\n")
+    print("| observations | process | open + other user s | first recall ms | warm p50 ms | warm p95 ms | first / warm p50 |")
+    print("|---|---|---|---|---|---|---|")
+    for n, runs in rows:
+        for i, r in enumerate(runs):
+            print(f"| {n:,} | {('no stored documents', 'next restart')[i]} | {r['open_s']:.2f} | {1000 * r['first_s']:.1f} | "
+                  f"{1000 * r['warm_p50_s']:.1f} | {1000 * r['warm_p95_s']:.1f} | {r['first_s'] / r['warm_p50_s']:.1f}x |")
+
+
+if __name__ == "__main__":
+    main()

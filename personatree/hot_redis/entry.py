@@ -1,0 +1,149 @@
+"""The wire form of one user's hot-tier entry: what a stateless process needs to recall.
+
+An entry is built from one store version of the user's tree and holds:
+
+* ``tiers``: the tier lists (recent-session leaves, top roots, pivotal nodes, tier
+  2 best first), each hot member's closure (the sub-tree ids it brings, as the
+  in-process hot index computes them from the whole tree), the hot members'
+  headers and S_m;
+* ``gate``: the drift gate's state (the anchored persona vector's re-rank count
+  and the configuration fingerprint the tiers were ranked under);
+* ``anchor``: the anchored persona vector P (float32 bytes);
+* ``heads``: the headers of every other node of the tree (importance, Sim(m, P),
+  C_m, t_last), which tier 3's promotions score hits with, as in-process;
+* ``rows`` and ``emb``: every node of the closures (the store's row codec, so a
+  node reads back exactly as the store gives it) and their embeddings as one
+  float32 block; ``edges``: the support edges among them.
+
+Nodes are JSON, never pickles: a process must not run what it reads from a shared
+server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..errors import StoreError
+from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
+from ..types import Edge, Node
+
+__all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+
+#: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
+HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges")
+
+_F32 = np.dtype("<f4")
+
+
+@dataclass(slots=True)
+class HotEntry:
+    """One user's hot-tier entry.
+
+    Attributes
+    ----------
+    user_id : str
+    version : int
+        The store version of the tree it was built from.
+    tiers : dict
+        ``recent``, ``roots``, ``pivotal``, ``tier2`` (lists of ids), ``closures``
+        (member id → list of ids), ``headers`` (member id → [importance,
+        persona_sim, recall_count, t_last ISO]) and ``scores`` (member id → S_m).
+    gate : dict
+        ``fingerprint``, ``reranks``, ``lazy_updates``, ``promotions``.
+    anchor : ndarray or None
+        The anchored persona vector.
+    heads : dict
+        Node id → header list, for the nodes outside tiers 1 and 2.
+    nodes : list of Node
+        Every node of the closures.
+    edges : list of Edge
+        The support edges among ``nodes``.
+    """
+
+    user_id: str
+    version: int
+    tiers: dict[str, Any] = field(default_factory=dict)
+    gate: dict[str, Any] = field(default_factory=dict)
+    anchor: np.ndarray | None = None
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    heads: dict[str, Any] = field(default_factory=dict)
+
+
+def encode_entry(entry: HotEntry) -> dict[str, bytes]:
+    """The hash fields of ``entry`` (without ``v``, which the writer sets).
+
+    Raises
+    ------
+    InputError
+        If a node is malformed (as the store would refuse it).
+    """
+    rows: list[list[Any]] = []
+    blobs: list[bytes] = []
+    for n in entry.nodes:
+        row = list(encode_node(n, entry.user_id))
+        blob, dim = row[-2], row[-1]
+        if blob is not None:
+            blobs.append(blob)
+        rows.append(row[1:-2] + [dim])
+    return {
+        "tiers": orjson.dumps(entry.tiers),
+        "gate": orjson.dumps(entry.gate),
+        "anchor": b"" if entry.anchor is None else np.asarray(entry.anchor, _F32).tobytes(),
+        "rows": orjson.dumps(rows),
+        "emb": b"".join(blobs),
+        "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
+        "heads": orjson.dumps(entry.heads),
+    }
+
+
+def decode_heads(raw: bytes | None) -> dict[str, Any]:
+    """The ``heads`` field (``{}`` when absent or unreadable: promotions then score
+    hits afresh)."""
+    try:
+        out = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def decode_gate(gate: bytes | None, anchor: bytes | None) -> tuple[dict[str, Any], np.ndarray | None]:
+    """The drift gate's state and anchor from their fields (``{}``, ``None`` when absent)."""
+    g = orjson.loads(gate) if gate else {}
+    a = np.frombuffer(anchor, dtype=_F32) if anchor else None
+    return (g if isinstance(g, dict) else {}), a
+
+
+def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
+    """Inverse of :func:`encode_entry` (with the ``v`` field; ``heads`` only when given).
+
+    Raises
+    ------
+    StoreError
+        If the fields are not an entry of this format (the caller treats it as
+        missing and rebuilds it).
+    """
+    try:
+        version = int(fields["v"])
+        gate, anchor = decode_gate(fields.get("gate"), fields.get("anchor"))
+        tiers = orjson.loads(fields["tiers"])
+        emb = fields["emb"]
+        nodes: list[Node] = []
+        at = 0
+        for row in orjson.loads(fields["rows"]):
+            dim = row[-1]
+            blob = None
+            if dim is not None:
+                end = at + 4 * int(dim)
+                blob, at = emb[at:end], end
+            nodes.append(decode_node([user_id, *row[:-1], blob, dim]))
+        edges = [decode_edge([user_id, *r]) for r in orjson.loads(fields["edges"])]
+    except (KeyError, ValueError, TypeError, IndexError, orjson.JSONDecodeError) as exc:
+        raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
+    if at != len(emb):
+        raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
+    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")))
