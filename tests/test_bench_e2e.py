@@ -83,7 +83,7 @@ def test_quick_run_scores_every_system(tmp_path: Path, embedder: Any) -> None:
     assert result.growth["dense"]["tokens_per_100_turns"] > 0
 
     text = markdown(result)
-    assert "| personatree |" in text and "4 single-hop" in text and "adversarial (separate)" in text
+    assert "| personatree |" in text and "4 single-hop" in text and "adversarial [1], apart" in text
     png = plot_recall(result, tmp_path / "recall.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     saved = json.loads(result.save(tmp_path / "r.json").read_text())
