@@ -319,7 +319,7 @@ class RecallConfig(_Frozen):
     disposition_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     disposition_k: int = Field(default=2, ge=1)
     disposition_boost: float = Field(default=1.3, ge=1.0, le=3.0)
-    change_weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    change_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     change_k: int = Field(default=1, ge=1)
     change_floor: float = Field(default=0.15, ge=-1.0, le=1.0)
     change_ratio: float = Field(default=0.5, ge=0.0, le=1.0)

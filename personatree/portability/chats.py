@@ -88,7 +88,11 @@ def parse_chat_text(text: str | bytes, source: str = "input") -> list[tuple[str,
         try:
             out.append((f"{source} line {n}", orjson.loads(line)))
         except orjson.JSONDecodeError as exc:
-            raise ChatFormatError(f"{source} is not JSONL or JSON of conversations (line {n}: {exc})") from None
+            # The decoder counts lines within the one line it read: name the file's line
+            # and the column in it, never the decoder's own "line 1".
+            raise ChatFormatError(
+                f"{source} is not JSONL or JSON of conversations (line {n}, column {exc.colno}: {exc.msg})"
+            ) from None
     return out
 
 
