@@ -82,6 +82,23 @@ class _Part(Generic[T]):
         setattr(obj.engine, self.name, value)
 
 
+
+def _configured_judge(cfg: PersonaTreeConfig, emb: Embedder, registry: SchemaRegistry, st: Store) -> Judge:
+    """The judge ``cfg`` names, with the offline judge as its fallback."""
+    from .judge import OfflineJudge
+    from .retrieval.router import default_router
+
+    # Built on its first call: fitting it embeds the schema examples, which loads the
+    # model, and a memory opened only to be read never calls it.
+    offline: Judge = LazyJudge(lambda: OfflineJudge(emb, registry, router=default_router(emb)), "offline")
+    if cfg.judge == "offline":
+        return offline
+    from .judge.factory import make_judge
+
+    return make_judge(cfg.judge, embedder=emb, registry=registry, store=st, offline=offline,
+                      **dict(cfg.judge_options))
+
+
 class PersonaTree(TreeReads):
     """An evidence-tree memory over one store.
 
@@ -188,27 +205,13 @@ class PersonaTree(TreeReads):
         ConfigError, SchemaError, StoreError, EmbedderError
         """
         from .embedders import make_embedder
-        from .judge import OfflineJudge
-        from .retrieval.router import default_router
         from .store import open_store
 
         cfg = config or PersonaTreeConfig()
         registry = SchemaRegistry.load(cfg.schema_path)
         emb = embedder or make_embedder(cfg.embedder, cfg.embed_batch_size)
         st = store or open_store(str(path), busy_timeout_s=cfg.busy_timeout_s)
-        if judge is not None:
-            jdg = judge
-        else:
-            # Built on its first call: fitting it embeds the schema examples, which loads
-            # the model, and a memory opened only to be read never calls it.
-            offline: Judge = LazyJudge(lambda: OfflineJudge(emb, registry, router=default_router(emb)), "offline")
-            if cfg.judge == "offline":
-                jdg = offline
-            else:
-                from .judge.factory import make_judge
-
-                jdg = make_judge(cfg.judge, embedder=emb, registry=registry, store=st, offline=offline,
-                                 **dict(cfg.judge_options))
+        jdg = judge if judge is not None else _configured_judge(cfg, emb, registry, st)
         if redactor is None and cfg.redact:
             from .redact import Redactor
 

@@ -14,14 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .errors import ConfigError
 
 __all__ = [
-    "ConfidenceConfig",
-    "InsertionConfig",
-    "InputLimits",
-    "ConsolidationConfig",
-    "RecallConfig",
-    "TieringConfig",
-    "PersonaTreeConfig",
-    "derive",
+    "ConfidenceConfig", "InsertionConfig", "InputLimits", "ConsolidationConfig", "RecallConfig",
+    "TieringConfig", "PersonaTreeConfig", "derive",
 ]
 
 
@@ -265,26 +259,17 @@ class RecallConfig(_Frozen):
         the fused score: this much for the first (on the [0, 1] scale of a leaf first
         in both the dense and lexical rankings), less for the next ones.
     disposition_k : int
-        RRF constant of that ranking: the r-th disposition gets
-        ``disposition_weight`` · (k + 1)/(k + r). Small, so that the few dispositions
-        nearest in meaning stand out, not every habit the user ever stated.
+        RRF constant of that ranking: the r-th disposition gets ``disposition_weight``
+        · (k + 1)/(k + r). Small: the few nearest in meaning stand out.
     disposition_boost : float
         Relevance multiplier for disposition leaves under such queries: a stated habit
         or constraint ("I avoid loud crowded bars") bears on advice that shares few
         words with it.
-    change_weight : float
-        The user's statements of a change in their circumstances or habits
-        (``text.is_change``) nearest the query add this much to the fused score of
-        the first (less for the next): a question that depends on a change shares few
-        words with it, and the habit it ended would otherwise be shown alone.
-    change_k : int
-        How many change statements may get that bonus per query (also their RRF
-        constant).
-    change_floor : float
-        Least cosine with the query for a change statement to get it.
-    change_ratio : float
-        ... and least share of the best leaf's cosine, so that a query nothing of the
-        person's changes bears on is left alone.
+    change_weight, change_k, change_floor, change_ratio : float, int, float, float
+        The ``change_k`` statements of a change in the user's life (``text.is_change``)
+        nearest the query, at cosine ≥ ``change_floor`` and ≥ ``change_ratio`` × the
+        best leaf's, get this bonus (decaying as RRF): a question that depends on a
+        change shares few words with it.
     long_query_tokens : int
         Query length (BM25 tokens) at which the lexical weight reaches
         ``long_query_lexical_weight``; from half this length up it rises linearly from
