@@ -102,8 +102,13 @@ def disposition_bonus(ranked: Sequence[str], cfg: RecallConfig) -> dict[str, flo
     -------
     dict of str to float
     """
-    scale = cfg.disposition_weight * (cfg.disposition_k + 1)
-    return {x: v * scale for x, v in rrf([ranked], cfg.disposition_k).items()}
+    return _anchored_rrf(ranked, cfg.disposition_weight, cfg.disposition_k)
+
+
+def _anchored_rrf(ranked: Sequence[str], weight: float, k: int) -> dict[str, float]:
+    """RRF scores of one ranking scaled so that its head gets ``weight``."""
+    scale = weight * (k + 1)
+    return {x: v * scale for x, v in rrf([ranked], k).items()}
 
 
 def level_fit(route: Route, level: Level, floor: float) -> float:
@@ -264,9 +269,7 @@ def change_bonus(
     if not keep.size:
         return {}
     best = keep[top_k(leaf_cos[keep], cfg.change_k)]
-    ranked = [arr.ids[int(row)] for row in best]
-    scale = cfg.change_weight * (cfg.change_k + 1)
-    return {x: v * scale for x, v in rrf([ranked], cfg.change_k).items()}
+    return _anchored_rrf([arr.ids[int(row)] for row in best], cfg.change_weight, cfg.change_k)
 
 
 def _closest_leaf(
