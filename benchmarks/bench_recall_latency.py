@@ -269,6 +269,9 @@ def measure(args: argparse.Namespace, emb) -> None:
     counter = shared_counter("gpt-4o-mini")
     registry = SchemaRegistry.load()
     cfg = RecallConfig(budget=args.budget)
+    # The same recall without following later statements that update a candidate:
+    # what that step costs, side by side in the same process.
+    cfg_off = cfg.model_copy(update={"update_top": 0})
     qrng = random.Random(7)
     queries = [fill(qrng.choice(QUERY_T), qrng) for _ in range(args.queries)]
     qvecs = emb.embed(queries)
@@ -285,7 +288,7 @@ def measure(args: argparse.Namespace, emb) -> None:
         matrix = np.stack([g.node(x).embedding for x in ids]).astype(np.float32)
         texts = [g.node(x).content for x in ids]
 
-        def run(i: int) -> None:
+        def run(i: int, c: RecallConfig = cfg) -> None:
             q, v = queries[i], qvecs[i]
             recall_state(
                 state,
@@ -296,7 +299,7 @@ def measure(args: argparse.Namespace, emb) -> None:
                 counter=counter,
                 budget=args.budget,
                 now=now,
-                cfg=cfg,
+                cfg=c,
             )
 
         for i in range(min(20, len(queries))):  # warm-up: token cache, BM25 postings arrays
@@ -304,11 +307,15 @@ def measure(args: argparse.Namespace, emb) -> None:
             flat_context(matrix, texts, qvecs[i], counter, args.budget)
         # One pass per measure: interleaving them lets the embedder's thread pool
         # (still spinning after a call) slow down whatever is timed next.
-        rec, rec_e, flat, flat_c = [], [], [], []
+        rec, rec_off, rec_e, flat, flat_c = [], [], [], [], []
+        # With and without updates alternate query by query (in turn first), so a
+        # change of load on the machine weighs on both alike.
         for i in range(len(queries)):
-            t = time.perf_counter()
-            run(i)
-            rec.append(time.perf_counter() - t)
+            pair = ((cfg, rec), (cfg_off, rec_off))
+            for c, acc in pair if i % 2 == 0 else pair[::-1]:
+                t = time.perf_counter()
+                run(i, c)
+                acc.append(time.perf_counter() - t)
         for i in range(len(queries)):
             t = time.perf_counter()
             top_k(matrix @ qvecs[i], 50)
@@ -348,6 +355,8 @@ def measure(args: argparse.Namespace, emb) -> None:
                 ms(flat, 95),
                 ms(flat_c, 50),
                 ms(flat_c, 95),
+                ms(rec_off, 50),
+                ms(rec_off, 95),
             )
         )
         print(f"done {n}", file=sys.stderr)
@@ -356,13 +365,14 @@ def measure(args: argparse.Namespace, emb) -> None:
         f"(ms; p50 / p95)\n"
     )
     print(
-        "| nodes | state build s | recall (no emb) | recall (+ emb) | flat top-k | flat context | "
-        "recall p95 / flat top-k p95 | recall p95 / flat context p95 |"
+        "| nodes | state build s | recall (no emb) | recall without updates (no emb) | recall (+ emb) | "
+        "flat top-k | flat context | recall p95 / flat top-k p95 | recall p95 / flat context p95 |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r[1]:,} | {r[3]:.2f} | {r[4]:.2f} / {r[5]:.2f} | {r[6]:.1f} / {r[7]:.1f} | {r[8]:.2f} / {r[9]:.2f} | "
+            f"| {r[1]:,} | {r[3]:.2f} | {r[4]:.2f} / {r[5]:.2f} | {r[12]:.2f} / {r[13]:.2f} | "
+            f"{r[6]:.1f} / {r[7]:.1f} | {r[8]:.2f} / {r[9]:.2f} | "
             f"{r[10]:.2f} / {r[11]:.2f} | {r[5] / r[9]:.1f}x | {r[5] / r[11]:.1f}x |"
         )
 

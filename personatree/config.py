@@ -270,6 +270,19 @@ class RecallConfig(_Frozen):
         nearest the query, at cosine ≥ ``change_floor`` and ≥ ``change_ratio`` × the
         best leaf's, get this bonus (decaying as RRF): a question that depends on a
         change shares few words with it.
+    update_floor, update_flip_floor : float
+        A leaf of a later session updates a candidate leaf when it tells a change at
+        cosine ≥ ``update_floor`` with it, or takes the opposite stance at cosine ≥
+        ``update_flip_floor`` (:mod:`personatree.retrieval.updates`).
+    update_k : int
+        A candidate is updated only when it is among the ``update_k`` statements
+        said before the update that are closest to it in meaning.
+    update_top : int
+        The best candidate leaves whose updates are looked for (0 turns it off).
+    update_rounds : int
+        An update is followed through its own updates this many steps.
+    update_share : float
+        The newest update is worth this share of the statements it updates.
     long_query_tokens : int
         Query length (BM25 tokens) at which the lexical weight reaches
         ``long_query_lexical_weight``; from half this length up it rises linearly from
@@ -308,6 +321,12 @@ class RecallConfig(_Frozen):
     change_k: int = Field(default=1, ge=1)
     change_floor: float = Field(default=0.15, ge=-1.0, le=1.0)
     change_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    update_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
+    update_flip_floor: float = Field(default=0.5, ge=-1.0, le=1.0)
+    update_k: int = Field(default=3, ge=1)
+    update_top: int = Field(default=30, ge=0)
+    update_rounds: int = Field(default=2, ge=1, le=5)
+    update_share: float = Field(default=0.8, ge=0.0, le=1.0)
     long_query_tokens: int = Field(default=20, ge=2)
     long_query_lexical_weight: float = Field(default=3.0, ge=0.0)
     neighbour_share: float = Field(default=0.7, ge=0.0, le=1.0)

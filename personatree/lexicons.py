@@ -301,11 +301,13 @@ POSITIVE_NEGATED: frozenset[str] = frozenset({"wait"})
 # --------------------------------------------------------------------------------------
 
 # Cessation: the speaker no longer does / holds what a pattern says. The fixed-width
-# lookbehinds keep "got used to it" / "I'm used to" from counting.
+# lookbehinds keep "got used to it" / "I'm used to" from counting, and "any more" counts
+# only at the end of a clause ("I don't swim any more", not "any more questions").
 CESSATION_RE: re.Pattern[str] = re.compile(
-    r"\b(?:stopped|quit|quitting|quits|gave up|give up|given up|giving up|no longer|"
-    r"not anymore|anymore|any more|(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )"
-    r"(?<!getting )used to|lost interest|lose interest|grew out of|grown out of|"
+    r"\b(?:stopped|(?:had|have had|was forced) to stop|quit|quitting|quits|gave up|give up|"
+    r"given up|giving up|no longer|not anymore|anymore|any more(?=\s*(?:[.,;:!?)]|$))|"
+    r"(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )(?<!getting )used to|"
+    r"lost interest|lose interest|grew out of|grown out of|"
     r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
     r"retired|gone off|dropped out)\b"
 )
@@ -319,7 +321,7 @@ CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(
 # so a phrase added above needs its trigger word added here.
 CESSATION_TRIGGERS: frozenset[str] = frozenset(
     """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
-    grown tired sick fed over broke broken split cut retired gone dropped""".split()
+    grown tired sick fed over broke broken split cut retired gone dropped stop""".split()
 )
 
 
@@ -378,8 +380,11 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped)|promoted to|retired|laid off|"
     r"switched (?:to|jobs|careers|teams)|divorc(?:e|ed)|broke up|split up|separated|proposed|pregnant|"
     r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
-    r"(?:broke|tore|injured|hurt) my|surgery|sober|cut out|cut back on|gave up|given up|"
-    r"no longer|any ?more|these days|for good|from now on)\b"
+    r"(?:broke|tore|injured|hurt) my|(?:tore|sprained|fractured|ruptured|dislocated) (?:a|an|my)|surgery|"
+    r"sober|cut out|cut back on|gave up|given up|had to stop|adopted|came round to|come round to|"
+    r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free)|"
+    r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
+    r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|for good|from now on)\b"
 )
 # A start verb under a negation took nothing up ("I never started", "I haven't joined").
 NEGATED_START_RE: re.Pattern[str] = re.compile(

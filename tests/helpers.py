@@ -6,9 +6,9 @@ Plain values and functions only; the fixtures that build them live in ``conftest
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from personatree import FixedClock, PersonaTree
 from personatree.config import PersonaTreeConfig
@@ -18,7 +18,7 @@ from personatree.schema import SchemaRegistry
 from personatree.store import open_store
 from personatree.types import Level, Node
 
-__all__ = ["T0", "Parts", "open_tree", "seed_mid"]
+__all__ = ["T0", "Parts", "observe_story", "open_tree", "seed_mid"]
 
 # The start of every test's timeline. Kept here rather than in conftest.py so that
 # seed_mid can use it without importing conftest (which imports this module).
@@ -101,3 +101,32 @@ def seed_mid(
                 t_first, t_last, logit, n_support, 0, vec)
     tree._transact(user_id, work)
     return node
+
+
+def observe_story(
+    tree: PersonaTree,
+    user: str,
+    story: Sequence[str],
+    chatter: Sequence[str],
+    start: datetime,
+    *,
+    days_between: int = 6,
+    weeks: int = 3,
+) -> None:
+    """Observe ``story`` one message every ``weeks`` weeks, with ``chatter`` on the days
+    after each (up to ``days_between`` a time), in one batch; then consolidate once.
+
+    The import path every user starts with: a history observed at once, consolidated
+    after its last message.
+    """
+    items = []
+    others = iter(chatter)
+    for i, text in enumerate(story):
+        at = start + timedelta(weeks=weeks * i)
+        items.append({"messages": [{"role": "user", "content": text}], "at": at})
+        for day in range(1, days_between + 1):
+            other = next(others, None)
+            if other is not None:
+                items.append({"messages": [{"role": "user", "content": other}], "at": at + timedelta(days=day)})
+    tree.observe_many(user, sorted(items, key=lambda x: x["at"]))
+    tree.consolidate(user, now=start + timedelta(weeks=weeks * len(story)))

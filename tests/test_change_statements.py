@@ -9,7 +9,7 @@ Real packaged embedder, offline judge and a real SQLite file.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -18,6 +18,8 @@ import pytest
 from personatree import PersonaTree, PersonaTreeConfig, Recall
 from personatree.types import Level
 from personatree.text import is_change
+
+from .helpers import observe_story
 
 CHANGE = "I gave up the pool for good after the operation on my ear."
 HABIT = [
@@ -76,30 +78,22 @@ def test_is_change(sentence: str, expected: bool) -> None:
     assert is_change(sentence, stance_label(sentence)) is expected
 
 
-def _fill(tree: PersonaTree, user: str) -> None:
-    t0 = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
-    items = []
-    others = iter(OTHER)
-    for week, text in enumerate(HABIT + [CHANGE]):
-        at = t0 + timedelta(weeks=3 * week)
-        items.append({"messages": [{"role": "user", "content": text}], "at": at})
-        for day in range(1, 7):
-            other = next(others, None)
-            if other is not None:
-                items.append({"messages": [{"role": "user", "content": other}], "at": at + timedelta(days=day)})
-    tree.observe_many(user, sorted(items, key=lambda x: x["at"]))
-    tree.consolidate(user, now=t0 + timedelta(weeks=12))
-
-
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, PersonaTree]]:
     base = Path(tmp_path_factory.mktemp("change"))
-    off = PersonaTreeConfig().model_copy(deep=True)
-    off = off.model_copy(update={"recall": off.recall.model_copy(update={"change_weight": 0.0})})
+    cfg = PersonaTreeConfig()
+    # Later statements lend the change the habit's relevance (retrieval.updates); these
+    # two readings leave that out, to see the bonus alone.
+    bonus = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_top": 0})})
+    off = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_top": 0, "change_weight": 0.0})})
     on = PersonaTree.open(base / "memory.db")
-    _fill(on, "ana")
-    # The same store read with the bonus off.
-    trees = {"on": on, "off": PersonaTree.open(base / "memory.db", off, embedder=on.embedder)}
+    observe_story(on, "ana", HABIT + [CHANGE], OTHER, datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc))
+    # The same store read with the bonus alone, and with neither.
+    trees = {
+        "on": on,
+        "bonus": PersonaTree.open(base / "memory.db", bonus, embedder=on.embedder),
+        "off": PersonaTree.open(base / "memory.db", off, embedder=on.embedder),
+    }
     yield trees
     for tree in trees.values():
         tree.close()
@@ -120,7 +114,7 @@ def _relevance(tree: PersonaTree, rec: Recall, text: str) -> float:
 def test_the_bonus_raises_the_change_above_statements_that_change_nothing(stores: dict[str, PersonaTree]) -> None:
     # On its own words the change competes with statements that match the question as
     # well and change nothing; the bonus puts it first among the evidence.
-    on = stores["on"].recall("ana", QUESTION, budget=1000)
+    on = stores["bonus"].recall("ana", QUESTION, budget=1000)
     off = stores["off"].recall("ana", QUESTION, budget=1000)
-    assert _relevance(stores["on"], on, CHANGE) > _relevance(stores["off"], off, CHANGE)
-    assert _relevance(stores["on"], on, CHANGE) == max(it.relevance for it in on.items if it.level is Level.LEAF)
+    assert _relevance(stores["bonus"], on, CHANGE) > _relevance(stores["off"], off, CHANGE)
+    assert _relevance(stores["bonus"], on, CHANGE) == max(it.relevance for it in on.items if it.level is Level.LEAF)

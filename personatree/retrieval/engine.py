@@ -29,6 +29,7 @@ from .render import CLAIMS_HEADER, EVIDENCE_HEADER, Layout, date_header, layout,
 from .result import Recall, RecallItem, TraceEntry
 from .scoring import level_fit, score_nodes
 from .state import RetrievalState
+from .updates import later_statements
 
 __all__ = ["recall_state"]
 
@@ -95,10 +96,16 @@ def recall_state(
     if ctx.show_leaves:
         leaf_ids = [x for x in scored if state.nodes[x].level is Level.LEAF]
         ctx.supersedes = newest_stance(state, leaf_ids, ctx.timelines)
+        # A later statement that changes a candidate (a stop, a move, an opposite
+        # stance on the same thing) is worth a share of what it updates.
+        best_first = sorted(leaf_ids, key=lambda x: (-ctx.scored[x].relevance, x))
+        ctx.updates = later_statements(state, best_first, cfg)
     seeds = list(ctx.scored)
-    # The newest stance of a changed pattern may be shown on its own even when its
-    # own words did not make it a candidate.
+    # The newest stance of a changed pattern, and a later statement that changes a
+    # candidate, may be shown on their own even when their own words did not make
+    # them candidates.
     seeds += [x for x in ctx.supersedes if x not in ctx.scored]
+    seeds += [x for x in ctx.updates if x not in ctx.scored and x not in ctx.supersedes]
     for nid in seeds:
         ctx.options[nid] = option(ctx, state.nodes[nid], 0.0)
     result, taken, lay, text, tokens = _pack_to_budget(ctx, seeds, _header_tokens(ctx), budget)
@@ -205,6 +212,11 @@ def _reason(ctx: RecallContext, nid: str, step: Step, lay: Layout) -> str:
         )
     if step.kind == "alone" and nid in ctx.supersedes and sc is None:
         return f"alone: newest stance of a changed pattern (supersedes {', '.join(ctx.supersedes[nid])})"
+    if step.kind == "alone" and nid in ctx.updates:
+        return (
+            f"alone: a later statement that changes {', '.join(ctx.updates[nid])}, "
+            f"relevance {relevance(ctx, n):.2f}"
+        )
     if step.kind == "alone" and sc is not None and sc.neighbour_of is not None:
         return (
             f"alone: same scene as {sc.neighbour_of}, relevance {relevance(ctx, n):.2f} "

@@ -66,6 +66,8 @@ class RecallContext:
         Query cosines of every node, per level.
     supersedes : dict of str to list of str
         The older statements each newest stance supersedes.
+    updates : dict of str to list of str
+        The earlier statements each later statement changes (:mod:`.updates`).
     """
 
     state: RetrievalState
@@ -81,6 +83,7 @@ class RecallContext:
     scored: dict[str, Scored]
     cosines: dict[Level, np.ndarray]
     supersedes: dict[str, list[str]] = field(default_factory=dict)
+    updates: dict[str, list[str]] = field(default_factory=dict)
     timelines: dict[str, Timeline] = field(default_factory=dict)
     carries: dict[str, Carry] = field(default_factory=dict)
     conf: dict[str, float] = field(default_factory=dict)
@@ -198,11 +201,21 @@ def _base_relevance(ctx: RecallContext, n: Node) -> float:
 
 
 def relevance(ctx: RecallContext, n: Node) -> float:
-    """Relevance of ``n`` to the query; a newest stance at least that of what it supersedes."""
+    """Relevance of ``n`` to the query, lifted by what it supersedes or updates.
+
+    A newest stance of a changed pattern is worth at least the statements it
+    supersedes; a later statement that changes a candidate is worth
+    ``recall.update_share`` of it.
+    """
+    rel = _base_relevance(ctx, n)
     older = ctx.supersedes.get(n.id)
-    if not older:
-        return _base_relevance(ctx, n)
-    return max(_base_relevance(ctx, n), max(_base_relevance(ctx, ctx.state.nodes[x]) for x in older))
+    if older:
+        rel = max(rel, max(_base_relevance(ctx, ctx.state.nodes[x]) for x in older))
+    changed = ctx.updates.get(n.id)
+    if changed:
+        lent = max(_base_relevance(ctx, ctx.state.nodes[x]) for x in changed)
+        rel = max(rel, ctx.cfg.update_share * lent)
+    return rel
 
 
 def option(ctx: RecallContext, n: Node, parent_wanted: float) -> Option:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
-from ..stance import stance_of
+from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition
 from .lexical import BM25Index, date_tokens, tokenize
 from .turn_memo import TurnDocument, TurnMemo, turn_digest
@@ -119,6 +119,11 @@ class RetrievalState:
     # and their rows: what a later question about the person depends on most.
     changes: set[str] = field(default_factory=set)
     change_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # When each leaf was said (POSIX seconds), the side of its stance (+1/0/-1) and its
+    # session, for telling which later statement updates an earlier one
+    # (retrieval.updates).
+    leaf_said: dict[str, tuple[float, int, str]] = field(default_factory=dict)
+    updates_memo: tuple[Any, Any] | None = None
     # Scenes: the session of each turn, the turns of each session, and per session the
     # (previous, next) turn of each, in time order. A session's order is built on first
     # use and dropped only when one of its turns changes, so an observe does not make
@@ -285,6 +290,7 @@ class RetrievalState:
         if level is Level.LEAF:
             self.dispositions.discard(nid)
             self.changes.discard(nid)
+            self.leaf_said.pop(nid, None)
             tk = self.turn_of.pop(nid, None)
             if tk is not None:
                 members = self.turn_leaves.get(tk, [])
@@ -296,8 +302,12 @@ class RetrievalState:
 
     def _add(self, n: Node, dirty: set[str]) -> None:
         if n.level is Level.LEAF:
-            if is_change(n.content, stance_of(n.attributes)):
+            stance = stance_of(n.attributes)
+            if is_change(n.content, stance):
                 self.changes.add(n.id)
+            p = n.provenance[0] if n.provenance else None
+            at = p.at if p is not None else n.t_first
+            self.leaf_said[n.id] = (at.timestamp(), side_of(stance), p.session_id if p is not None else "")
             tk = turn_key(n)  # its disposition is decided with its turn (_reindex_turns)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])

@@ -1,0 +1,245 @@
+"""Which later statement of the person updates a statement recall is about to show.
+
+A change of mind is often never clustered into a pattern: three mentions of a habit
+over weeks and the one message that ends it stay separate leaves, and a question
+that depends on the change shares few words with it ("Should I sign them up for the
+fun run?" against "a bad sprain put my ankle in a brace, so the towpath evenings have
+had to stop"). Recall then finds the old statements and not the change. This module
+links, at recall time, a candidate leaf to the latest later statement about the same
+thing that changes it, and recall values the update at ``recall.update_share`` of
+what it updates, so that it comes right after it.
+
+A later leaf ``u`` *updates* an earlier leaf ``x`` when
+
+- ``u`` tells a change in the speaker's life or habits
+  (:func:`~personatree.text.is_change`: a stop, a start, a move, a job or
+  relationship begun or ended, a diagnosis), at cosine ≥ ``recall.update_floor``
+  with ``x``; or ``u`` takes the opposite stance to ``x``'s
+  (:func:`~personatree.stance.opposed`) at cosine ≥ ``recall.update_flip_floor``;
+- ``u`` was said in a later session than ``x`` (within one session the person is
+  telling one scene in order, and its starts and stops are events of the scene);
+- and the two are about the same thing: ``x`` is among the ``recall.update_k``
+  statements said before ``u`` that are closest to it in meaning. This mutual test keeps a change
+  from updating every earlier line that happens to share its register: "I sold
+  my old bike" is close to many lines at cosine 0.3, and closest to the ones about
+  the bike.
+
+Among the updates of ``x`` the newest wins, and an update is followed through its
+own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
+day" → "we adopted a kitten". Pure: numpy over the state's leaf matrix and per-row arrays of
+time, stance side and change flag (built once per state version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..config import RecallConfig
+from ..types import Level
+from .state import LevelArrays, RetrievalState
+
+__all__ = ["LeafFacts", "leaf_facts", "later_statements", "update_chains"]
+
+# Qualifying later statements tried per candidate, newest first: the first try of an
+# updater costs one pass over the user's leaves, and the newest few decide in practice.
+_TRIES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LeafFacts:
+    """Per row of the leaf matrix: what the update test reads, as arrays.
+
+    Attributes
+    ----------
+    at : ndarray of float
+        When the leaf was said (POSIX seconds).
+    side : ndarray of int8
+        The side of its stance (+1, 0, −1).
+    change : ndarray of bool
+        It tells a change (:func:`~personatree.text.is_change`).
+    gone : ndarray of bool
+        The row has no node in the state (never an update, never counted).
+    session : ndarray of int, optional
+        A code of the leaf's session (equal codes: one session; a leaf without one
+        gets a code of its own); ``None``: every pair counts as two sessions.
+    updaters : ndarray of int
+        The rows that can update another (a change, or a stance with a side), present.
+    kth : dict
+        ``(k, row)`` → the k-th highest cosine of that row with a leaf said before
+        it (−inf when fewer were), filled as recalls ask: it does not depend on the
+        query, so one state version computes it once per updater.
+    """
+
+    at: np.ndarray
+    side: np.ndarray
+    change: np.ndarray
+    gone: np.ndarray
+    session: np.ndarray | None = None
+    updaters: np.ndarray = field(init=False)
+    kth: dict[tuple[int, int], float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        rows = np.flatnonzero((self.change | (self.side != 0)) & ~self.gone)
+        object.__setattr__(self, "updaters", rows)
+        object.__setattr__(self, "kth", {})
+
+
+def _kth_before(matrix: np.ndarray, facts: LeafFacts, rows: np.ndarray, k: int) -> np.ndarray:
+    """For each of ``rows``: its k-th highest cosine with a present leaf said before it.
+
+    A candidate is among the ``k`` statements said before an update closest to it
+    exactly when its cosine with the update reaches this value.
+    """
+    missing = [int(r) for r in rows if (k, int(r)) not in facts.kth]
+    if missing:
+        sims = matrix @ matrix[missing].T  # leaves × missing
+        before = (facts.at[:, None] < facts.at[missing][None, :]) & ~facts.gone[:, None]
+        sims = np.where(before, sims, -np.inf)
+        n = sims.shape[0]
+        if n >= k:
+            kth = np.partition(sims, n - k, axis=0)[n - k]
+        else:
+            kth = np.full(len(missing), -np.inf)
+        for r, v in zip(missing, kth.tolist()):
+            facts.kth[(k, r)] = v
+    return np.array([facts.kth[(k, int(r))] for r in rows])
+
+
+def leaf_facts(state: RetrievalState) -> LeafFacts:
+    """The :class:`LeafFacts` of the state's leaf rows, built once per row layout."""
+    arr = state.arrays[Level.LEAF]
+    memo = state.updates_memo
+    if memo is not None and memo[0] is arr:
+        return memo[1]  # type: ignore[no-any-return]
+    said = state.leaf_said
+    n = len(arr.ids)
+    at = np.full(n, np.inf)
+    side = np.zeros(n, np.int8)
+    gone = np.ones(n, bool)
+    session = np.full(n, -1, np.int64)
+    codes: dict[str, int] = {}
+    for i, x in enumerate(arr.ids):
+        hit = said.get(x)
+        if hit is not None:
+            at[i], side[i], gone[i] = hit[0], hit[1], False
+            session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -1 - i
+    change = np.zeros(n, bool)
+    change[state.change_rows] = True
+    facts = LeafFacts(at, side, change, gone, session)
+    state.updates_memo = (arr, facts)
+    return facts
+
+
+def later_statements(
+    state: RetrievalState, leaves: Sequence[str], cfg: RecallConfig
+) -> dict[str, list[str]]:
+    """The latest update of each of the first candidate leaves, as update → leaves.
+
+    Parameters
+    ----------
+    state : RetrievalState
+    leaves : sequence of str
+        Candidate leaf ids, best first; the first ``cfg.update_top`` are followed.
+    cfg : RecallConfig
+        ``update_floor``, ``update_flip_floor``, ``update_k``, ``update_top`` and
+        ``update_rounds``.
+
+    Returns
+    -------
+    dict of str to list of str
+        Each update (the end of a chain of updates) → the leaves it updates.
+    """
+    arr = state.arrays.get(Level.LEAF)
+    if arr is None or not arr.ids or cfg.update_top == 0:
+        return {}
+    return update_chains(arr, leaf_facts(state), leaves, cfg)
+
+
+def update_chains(
+    arr: LevelArrays, facts: LeafFacts, leaves: Sequence[str], cfg: RecallConfig
+) -> dict[str, list[str]]:
+    """:func:`later_statements` over a leaf matrix and its facts (pure).
+
+    Parameters
+    ----------
+    arr : LevelArrays
+        Leaf ids, unit embedding rows and the row of each id.
+    facts : LeafFacts
+        Aligned with ``arr``'s rows.
+    leaves : sequence of str
+        Candidate leaf ids, best first.
+    cfg : RecallConfig
+
+    Returns
+    -------
+    dict of str to list of str
+        Each update → the leaves it updates, in id order.
+    """
+    if facts.updaters.size == 0:
+        return {}
+    frontier = [x for x in leaves[: cfg.update_top] if x in arr.row]
+    nxt: dict[str, str] = {}
+    done: set[str] = set()
+    for _ in range(cfg.update_rounds):
+        frontier = [x for x in frontier if x not in done]
+        if not frontier:
+            break
+        done.update(frontier)
+        step = _updates_once(arr, facts, frontier, cfg)
+        nxt.update(step)
+        frontier = sorted(set(step.values()))
+    out: dict[str, list[str]] = {}
+    for x in sorted(nxt):
+        u, seen = nxt[x], {x}
+        while u in nxt and u not in seen:  # follow the chain to its newest end
+            seen.add(u)
+            u = nxt[u]
+        if u != x:
+            out.setdefault(u, []).append(x)
+    return out
+
+
+def _updates_once(
+    arr: LevelArrays,
+    facts: LeafFacts,
+    xs: list[str],
+    cfg: RecallConfig,
+) -> dict[str, str]:
+    """One step: each leaf of ``xs`` → its newest update, where it has one."""
+    matrix, ids = arr.matrix, arr.ids
+    cand = facts.updaters
+    if cand.size == 0:
+        return {}
+    rx = np.fromiter((arr.row[x] for x in xs), np.int64, len(xs))
+    sims = matrix[cand] @ matrix[rx].T  # updaters × candidates
+    at = facts.at[cand]
+    ok = at[:, None] > facts.at[rx][None, :]
+    opposite = (facts.side[cand][:, None] * facts.side[rx][None, :]) < 0
+    ok &= (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
+        opposite & (sims >= cfg.update_flip_floor)
+    )
+    if facts.session is not None:
+        # What a person says within one session is one scene told in order ("we
+        # stopped for coffee", "then started the drive home"); an update comes later.
+        ok &= facts.session[cand][:, None] != facts.session[rx][None, :]
+    # The newest few qualifying statements of each candidate are tried, newest first
+    # (then closest): the first among its nearest earlier statements wins.
+    tries: dict[int, np.ndarray] = {}
+    for j in range(len(xs)):
+        idx = np.flatnonzero(ok[:, j])
+        if idx.size:
+            tries[j] = idx[np.lexsort((-sims[idx, j], -at[idx]))[:_TRIES]]
+    if not tries:
+        return {}
+    us = np.unique(np.concatenate(list(tries.values())))
+    kth = dict(zip(us.tolist(), _kth_before(matrix, facts, cand[us], cfg.update_k).tolist()))
+    out: dict[str, str] = {}
+    for j, picks in tries.items():
+        for u in picks.tolist():
+            if sims[u, j] >= kth[u] - 1e-6:  # the same cosine, computed in another product
+                out[xs[j]] = ids[int(cand[u])]
+                break
+    return out

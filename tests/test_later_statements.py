@@ -1,0 +1,224 @@
+"""A later statement that changes an earlier one comes with it in recall.
+
+A habit mentioned three times over weeks and the one message that ends it often stay
+separate leaves (no pattern forms), and a question that depends on the change shares
+few words with it. Recall links each candidate leaf to the newest later statement
+about the same thing that changes it, and values that statement at least as much.
+The pure chain logic is tested on hand-made vectors; the end-to-end case uses the
+real packaged embedder, the offline judge and a real SQLite file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from personatree import PersonaTree, PersonaTreeConfig
+from personatree.config import RecallConfig
+from personatree.retrieval.state import LevelArrays
+from personatree.retrieval.updates import LeafFacts, update_chains
+
+from .helpers import observe_story
+
+@pytest.mark.parametrize(
+    ("sentence", "stance", "change"),
+    [
+        ("I had to stop cycling to work when the bridge closed.", "stopped", True),
+        ("I have to stop snacking so late.", "neutral", False),
+        ("We adopted a scruffy terrier from the rescue centre.", "neutral", True),
+        ("The nurse put me on a strict low-fat diet.", "neutral", True),
+        ("I sprained my wrist at the climbing wall.", "neutral", True),
+        ("I broke a mug this morning.", "negative", False),
+        ("Give me a shout if you need any more recipes.", "neutral", False),
+        ("I don't go to that gym any more.", "stopped", True),
+    ],
+)
+def test_stops_and_changes_are_read(sentence: str, stance: str, change: bool) -> None:
+    from personatree.text import is_change
+    from personatree.text.stance import stance_label
+
+    assert stance_label(sentence) == stance
+    assert is_change(sentence, stance_label(sentence)) is change
+
+
+# --------------------------------------------------------------------------------------
+# The chain logic on hand-made unit vectors
+# --------------------------------------------------------------------------------------
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _arrays(rows: dict[str, np.ndarray]) -> LevelArrays:
+    ids = list(rows)
+    return LevelArrays(ids, np.stack([rows[x] for x in ids]), {x: i for i, x in enumerate(ids)})
+
+
+def _facts(
+    at: list[float], side: list[int], change: list[bool], session: list[int] | None = None
+) -> LeafFacts:
+    n = len(at)
+    return LeafFacts(
+        np.asarray(at, float),
+        np.asarray(side, np.int8),
+        np.asarray(change, bool),
+        np.zeros(n, bool),
+        None if session is None else np.asarray(session, np.int64),
+    )
+
+
+CFG = RecallConfig()
+
+
+def test_a_change_close_to_a_statement_updates_it() -> None:
+    arr = _arrays({"old": _unit(1, 0.2, 0), "other": _unit(0, 0, 1), "stop": _unit(1, 0.6, 0)})
+    facts = _facts([0, 1, 2], [0, 0, -1], [False, False, True])
+    assert update_chains(arr, facts, ["old", "other"], CFG) == {"stop": ["old"]}
+
+
+def test_a_statement_of_the_same_session_updates_nothing() -> None:
+    # "Then we started the drive home" after "we stopped for coffee": one scene, in order.
+    arr = _arrays({"old": _unit(1, 0.2, 0), "stop": _unit(1, 0.6, 0)})
+    assert update_chains(arr, _facts([0, 1], [0, -1], [False, True], [4, 4]), ["old"], CFG) == {}
+    assert update_chains(arr, _facts([0, 1], [0, -1], [False, True], [4, 5]), ["old"], CFG) == {"stop": ["old"]}
+
+
+def test_an_earlier_change_updates_nothing() -> None:
+    arr = _arrays({"stop": _unit(1, 0.6, 0), "old": _unit(1, 0.2, 0)})
+    facts = _facts([0, 1], [-1, 0], [True, False])
+    assert update_chains(arr, facts, ["old"], CFG) == {}
+
+
+def test_the_newest_update_wins_and_chains_are_followed() -> None:
+    arr = _arrays({"a": _unit(1, 0, 0), "b": _unit(1, 0.3, 0), "c": _unit(1, 0.5, 0)})
+    facts = _facts([0, 1, 2], [1, -1, 1], [False, True, True])
+    assert update_chains(arr, facts, ["a"], CFG) == {"c": ["a"]}
+    one_step = CFG.model_copy(update={"update_rounds": 1})
+    assert update_chains(arr, facts, ["b"], one_step) == {"c": ["b"]}
+
+
+def test_an_opposite_stance_needs_the_higher_floor() -> None:
+    # cos ≈ 0.45: enough for a change statement, not for a bare opposite stance.
+    arr = _arrays({"likes": _unit(1, 0, 0), "dislikes": _unit(0.45, 0.893, 0)})
+    flip = _facts([0, 1], [1, -1], [False, False])
+    assert update_chains(arr, flip, ["likes"], CFG) == {}
+    change = _facts([0, 1], [1, -1], [False, True])
+    assert update_chains(arr, change, ["likes"], CFG) == {"dislikes": ["likes"]}
+
+
+def test_a_change_updates_only_what_is_among_its_nearest_earlier_statements() -> None:
+    # The change is closest to three earlier lines about its own topic; a fourth line,
+    # close enough by cosine, is not among its nearest and is not updated.
+    rows = {f"near{i}": _unit(1, 0.05 * i, 0) for i in range(3)}
+    rows["far"] = _unit(1, 1.4, 0)
+    rows["change"] = _unit(1, 0.1, 0.05)
+    arr = _arrays(rows)
+    facts = _facts([0, 1, 2, 3, 4], [0, 0, 0, 0, -1], [False] * 4 + [True])
+    out = update_chains(arr, facts, ["far", "near0"], CFG)
+    assert out == {"change": ["near0"]}
+    assert update_chains(arr, facts, ["far"], CFG.model_copy(update={"update_k": 4})) == {"change": ["far"]}
+
+
+def test_off_when_update_top_is_zero() -> None:
+    arr = _arrays({"old": _unit(1, 0.2, 0), "stop": _unit(1, 0.6, 0)})
+    facts = _facts([0, 1], [0, -1], [False, True])
+    assert update_chains(arr, facts, ["old"], CFG.model_copy(update={"update_top": 0})) == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=3).filter(
+                lambda v: sum(x * x for x in v) > 1e-3
+            ),
+            st.integers(0, 20),
+            st.sampled_from([-1, 0, 1]),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_an_update_is_always_said_later_than_what_it_updates(
+    leaves: list[tuple[list[float], int, int, bool]]
+) -> None:
+    rows = {f"l{i}": _unit(*v) for i, (v, _, _, _) in enumerate(leaves)}
+    arr = _arrays(rows)
+    facts = _facts([t for _, t, _, _ in leaves], [s for *_, s, _ in leaves], [c for *_, c in leaves])
+    for u, older in update_chains(arr, facts, list(rows), CFG).items():
+        ru = arr.row[u]
+        assert facts.change[ru] or facts.side[ru] != 0
+        for x in older:
+            assert x != u and facts.at[arr.row[x]] < facts.at[ru]
+
+
+# --------------------------------------------------------------------------------------
+# End to end: a habit, the statement that ends it, a question in other words
+# --------------------------------------------------------------------------------------
+
+HABIT = [
+    "I jog along the canal towpath most evenings after work.",
+    "Did an eight-mile loop round the reservoir on Saturday, felt great.",
+    "Signed up for a trail half marathon in the autumn, training hard.",
+]
+CHANGE = "A bad sprain put my ankle in a brace, so the towpath evenings have had to stop."
+OTHER = [
+    "My cousin is getting married in Lisbon next summer.",
+    "We finally fixed the leaking tap in the bathroom.",
+    "I'm halfway through a thick novel about lighthouse keepers.",
+    "The quarterly figures kept the whole office late this week.",
+    "Our street is having a jumble sale on Sunday.",
+    "I repotted the fern and it looks much happier now.",
+    "Tried a new ramen place downtown, the broth was amazing.",
+    "My brother lent me his old record player.",
+    "We painted the hallway a warm grey.",
+    "The neighbours' toddler waves at me every morning.",
+    "I sorted out the photos from our trip to Crete.",
+    "Work sent me on a two-day course about spreadsheets.",
+    "I baked cinnamon buns for the office.",
+    "We watched the eclipse from the garden.",
+    "I'm learning to knit a scarf, slowly.",
+    "The library has a new reading room upstairs.",
+    "Running errands all day, I'm exhausted.",
+    "Sports day at my niece's school was chaotic fun.",
+]
+QUESTION = "Should I sign them up for the charity fun run in the park next month?"
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, PersonaTree]]:
+    base = Path(tmp_path_factory.mktemp("later"))
+    on = PersonaTree.open(base / "memory.db")
+    observe_story(on, "ines", HABIT + [CHANGE], OTHER, datetime(2025, 2, 3, 18, 0, tzinfo=timezone.utc), days_between=5)
+    cfg = PersonaTreeConfig()
+    # The same store read without updates, and without the change bonus either: what
+    # the words of the question alone bring.
+    off = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_top": 0, "change_weight": 0.0})})
+    out = {"on": on, "off": PersonaTree.open(base / "memory.db", off, embedder=on.embedder)}
+    yield out
+    for tree in out.values():
+        tree.close()
+
+
+def test_the_question_alone_finds_the_habit_and_not_its_end(trees: dict[str, PersonaTree]) -> None:
+    rec = trees["off"].recall("ines", QUESTION, budget=150)
+    assert any(h in rec.text for h in HABIT)
+    assert CHANGE not in rec.text
+
+
+@pytest.mark.parametrize("budget", [150, 300, 1000])
+def test_the_habit_is_never_shown_without_its_end(trees: dict[str, PersonaTree], budget: int) -> None:
+    rec = trees["on"].recall("ines", QUESTION, budget=budget)
+    assert rec.tokens <= budget
+    assert CHANGE in rec.text
+    item = next(it for it in rec.items if trees["on"].graph("ines").node(it.node_id).content == CHANGE)
+    assert item.reason.startswith("alone: a later statement that changes")
