@@ -26,8 +26,9 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
 
 Among the updates of ``x`` the newest wins, and an update is followed through its
 own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
-day" → "we adopted a kitten". Pure: numpy over the state's leaf matrix and per-row arrays of
-time, stance side and change flag (built once per state version).
+day" → "we adopted a kitten". Pure apart from two caches kept with the state's
+version: per-row arrays of time, stance side, session and change flag, and each
+updater's neighbourhood among the statements said before it.
 """
 
 from __future__ import annotations
