@@ -82,7 +82,6 @@ class _Part(Generic[T]):
         setattr(obj.engine, self.name, value)
 
 
-
 def _configured_judge(cfg: PersonaTreeConfig, emb: Embedder, registry: SchemaRegistry, st: Store) -> Judge:
     """The judge ``cfg`` names, with the offline judge as its fallback."""
     from .judge import OfflineJudge

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from .graph import MemoryGraph
-from .types import EdgeKind, Level, utc
+from .types import EdgeKind, Level, Node, utc
 
 __all__ = [
     "Dated",
@@ -30,6 +30,7 @@ __all__ = [
     "timeline",
     "node_timeline",
     "shown_logit",
+    "said_at",
 ]
 
 
@@ -164,9 +165,13 @@ def timeline(
     )
 
 
+def said_at(node: Node) -> datetime:
+    """When a leaf's statement was made: its observation's time, else its first time."""
+    return node.provenance[0].at if node.provenance else node.t_first
+
+
 def _leaf_time(graph: MemoryGraph, leaf_id: str) -> datetime:
-    n = graph.node(leaf_id)
-    return n.provenance[0].at if n.provenance else n.t_first
+    return said_at(graph.node(leaf_id))
 
 
 def _evidence(graph: MemoryGraph, mid_id: str) -> tuple[list[Dated], list[Dated]]:

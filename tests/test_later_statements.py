@@ -71,7 +71,8 @@ def _facts(
         np.asarray(side, np.int8),
         np.asarray(change, bool),
         np.zeros(n, bool),
-        None if session is None else np.asarray(session, np.int64),
+        # A session of its own for every leaf unless the test says otherwise.
+        np.arange(n, dtype=np.int64) if session is None else np.asarray(session, np.int64),
     )
 
 

@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..timeline import Timeline, node_timeline, timeline
+from ..timeline import Timeline, node_timeline, said_at, timeline
 from ..types import Level
 from .state import RetrievalState
 
@@ -81,7 +81,7 @@ def context_leaf(
     node = state.nodes.get(latest)
     if arr is None or not arr.ids or node is None or node.embedding is None:
         return None
-    end = node.provenance[0].at if node.provenance else node.t_first
+    end = said_at(node)
     start = tl.support_last
     sims = arr.matrix @ node.embedding
     best, best_cos = None, floor
@@ -90,7 +90,7 @@ def context_leaf(
         if x == latest or x not in state.nodes:
             continue
         cand = state.nodes[x]
-        at = cand.provenance[0].at if cand.provenance else cand.t_first
+        at = said_at(cand)
         if at > end or (start is not None and at <= start):
             continue
         c = float(sims[row])

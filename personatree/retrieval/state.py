@@ -30,6 +30,7 @@ from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition
+from ..timeline import said_at
 from .lexical import BM25Index, date_tokens, tokenize
 from .turn_memo import TurnDocument, TurnMemo, turn_digest
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
@@ -305,9 +306,8 @@ class RetrievalState:
             stance = stance_of(n.attributes)
             if is_change(n.content, stance):
                 self.changes.add(n.id)
-            p = n.provenance[0] if n.provenance else None
-            at = p.at if p is not None else n.t_first
-            self.leaf_said[n.id] = (at.timestamp(), side_of(stance), p.session_id if p is not None else "")
+            session = n.provenance[0].session_id if n.provenance else ""
+            self.leaf_said[n.id] = (said_at(n).timestamp(), side_of(stance), session)
             tk = turn_key(n)  # its disposition is decided with its turn (_reindex_turns)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])

@@ -63,9 +63,9 @@ class LeafFacts:
         It tells a change (:func:`~personatree.text.is_change`).
     gone : ndarray of bool
         The row has no node in the state (never an update, never counted).
-    session : ndarray of int, optional
+    session : ndarray of int
         A code of the leaf's session (equal codes: one session; a leaf without one
-        gets a code of its own); ``None``: every pair counts as two sessions.
+        gets a code of its own).
     updaters : ndarray of int
         The rows that can update another (a change, or a stance with a side), present.
     kth : dict
@@ -78,7 +78,7 @@ class LeafFacts:
     side: np.ndarray
     change: np.ndarray
     gone: np.ndarray
-    session: np.ndarray | None = None
+    session: np.ndarray
     updaters: np.ndarray = field(init=False)
     kth: dict[tuple[int, int], float] = field(init=False)
 
@@ -126,7 +126,7 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
         hit = said.get(x)
         if hit is not None:
             at[i], side[i], gone[i] = hit[0], hit[1], False
-            session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -1 - i
+            session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -2 - i
     change = np.zeros(n, bool)
     change[state.change_rows] = True
     facts = LeafFacts(at, side, change, gone, session)
@@ -222,10 +222,9 @@ def _updates_once(
     ok &= (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
         opposite & (sims >= cfg.update_flip_floor)
     )
-    if facts.session is not None:
-        # What a person says within one session is one scene told in order ("we
-        # stopped for coffee", "then started the drive home"); an update comes later.
-        ok &= facts.session[cand][:, None] != facts.session[rx][None, :]
+    # What a person says within one session is one scene told in order ("we stopped
+    # for coffee", "then started the drive home"); an update comes later.
+    ok &= facts.session[cand][:, None] != facts.session[rx][None, :]
     # The newest few qualifying statements of each candidate are tried, newest first
     # (then closest): the first among its nearest earlier statements wins.
     tries: dict[int, np.ndarray] = {}
