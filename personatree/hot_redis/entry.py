@@ -13,7 +13,10 @@ An entry is built from one store version of the user's tree and holds:
   C_m, t_last), which tier 3's promotions score hits with, as in-process;
 * ``rows`` and ``emb``: every node of the closures (the store's row codec, so a
   node reads back exactly as the store gives it) and their embeddings as one
-  float32 block; ``edges``: the support edges among them.
+  float32 block; ``edges``: the support edges among them;
+* ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
+  documents, turn grouping, dispositions and changes), so a reader rebuilds the
+  states without tokenizing; unreadable, it is left out (the reader re-indexes).
 
 Nodes are JSON, never pickles: a process must not run what it reads from a shared
 server.
@@ -34,7 +37,7 @@ from ..types import Edge, Node
 __all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
-HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges")
+HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
 
 _F32 = np.dtype("<f4")
 
@@ -62,6 +65,9 @@ class HotEntry:
         Every node of the closures.
     edges : list of Edge
         The support edges among ``nodes``.
+    lex : dict
+        ``t1``, ``t12``: snapshots of the tier-1 and tier-1+2 retrieval states'
+        text analysis (:mod:`personatree.retrieval.snapshot`); empty when absent.
     """
 
     user_id: str
@@ -72,6 +78,7 @@ class HotEntry:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     heads: dict[str, Any] = field(default_factory=dict)
+    lex: dict[str, Any] = field(default_factory=dict)
 
 
 def encode_entry(entry: HotEntry) -> dict[str, bytes]:
@@ -98,12 +105,13 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "emb": b"".join(blobs),
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
         "heads": orjson.dumps(entry.heads),
+        "lex": orjson.dumps(entry.lex),
     }
 
 
 def decode_heads(raw: bytes | None) -> dict[str, Any]:
-    """The ``heads`` field (``{}`` when absent or unreadable: promotions then score
-    hits afresh)."""
+    """The ``heads`` or ``lex`` field (``{}`` when absent or unreadable: promotions
+    then score hits afresh, readers index the text)."""
     try:
         out = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError:
@@ -146,4 +154,5 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
-    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")))
+    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
+                    decode_heads(fields.get("lex")))

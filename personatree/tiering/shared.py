@@ -28,14 +28,12 @@ Kept true:
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import orjson
 
 from ..config import TieringConfig
 from ..engine.caches import Slot
@@ -43,12 +41,12 @@ from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError, StoreError, UnknownUserError
 from ..graph import MemoryGraph
 from ..retrieval.access import access_log
-from ..retrieval.lexical import token_memo
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
-from ..types import EdgeKind, Level, Node
-from .header import NodeHeader
-from .hot import HotIndex, closure
+from ..types import Level, Node
+from .entries import (build_entry, entry_graph, entry_indexes, entry_lex, entry_states, entry_tiers, fingerprint,
+                      tier1_ids)
+from .hot import HotIndex
 from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
 from .tiers import TierState, tier_state
 
@@ -146,114 +144,6 @@ def shared_tier(tree: EngineLike) -> SharedTier | None:
     return tiers[0] if tiers else None
 
 
-def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
-    """What an entry's tiers depend on besides the tree: sizes, weights, gate, embedder."""
-    keys = ("S", "K", "H", "top_roots", "alpha", "beta", "lam", "tau", "strong_mid", "hot_children")
-    data = {k: getattr(tcfg, k) for k in keys} | {"embedder": engine.embedder.name, "dim": engine.embedder.dim}
-    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
-
-
-# -- entries ---------------------------------------------------------------------------
-
-
-def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str) -> "HotEntry":
-    """The entry of ``tstate``'s tiers over ``graph`` at store ``version``.
-
-    Parameters
-    ----------
-    graph : MemoryGraph
-        The user's whole tree at ``version``.
-    tstate : TierState
-    tcfg : TieringConfig
-    version : int
-    fp : str
-        :func:`fingerprint` of the configuration the tiers were ranked under.
-
-    Returns
-    -------
-    HotEntry
-    """
-    from ..hot_redis import HotEntry  # noqa: PLC0415
-
-    members = list(dict.fromkeys(tstate.tier1 + tuple(tstate.tier2)))
-    closures = {x: closure(graph, x, tcfg.hot_children) for x in members}
-    ids = dict.fromkeys(y for cl in closures.values() for y in cl)
-    edges = []
-    for y in ids:
-        p = graph.parent(y)
-        e = graph.edge(y, p) if p is not None and p in ids else None
-        if e is not None and e.kind is EdgeKind.SUPPORT:
-            edges.append(e)
-    hot = set(members)
-    heads = {x: tstate.headers[x] for x in members if x in tstate.headers}
-    cold = {x: _head(h) for x, h in tstate.headers.items() if x not in hot and x in graph}
-    tiers = {
-        "recent": list(tstate.recent), "roots": list(tstate.roots), "pivotal": list(tstate.pivotal),
-        "tier2": list(tstate.tier2), "closures": {x: list(c) for x, c in closures.items()},
-        "headers": {x: _head(h) for x, h in heads.items()},
-        "scores": {x: tstate.scores[x] for x in members if x in tstate.scores},
-        "membership": tstate.membership,
-    }
-    gate = {"fingerprint": fp, "reranks": tstate.reranks, "lazy_updates": tstate.lazy_updates,
-            "promotions": tstate.promotions, "demotions": tstate.demotions}
-    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
-
-
-def _head(h: NodeHeader) -> list[object]:
-    return [h.importance, h.persona_sim, h.recall_count, h.t_last.isoformat()]
-
-
-def entry_tiers(entry: "HotEntry") -> TierState:
-    """The :class:`TierState` an entry was built from: its lists, every header it
-    holds (hot members' and, when read, ``heads``) and the hot members' S_m; what
-    tier 3's promotions need, as in-process."""
-    t, g = entry.tiers, entry.gate
-    headers = {x: NodeHeader(x, float(h[0]), float(h[1]), int(h[2]), datetime.fromisoformat(h[3]))
-               for x, h in (entry.heads | t["headers"]).items()}
-    return TierState(entry.user_id, entry.version, entry.anchor, headers, {k: float(v) for k, v in t["scores"].items()},
-                     tuple(t["recent"]), tuple(t["roots"]), tuple(t["pivotal"]), list(t["tier2"]),
-                     reranks=int(g.get("reranks", 0)), lazy_updates=int(g.get("lazy_updates", 0)),
-                     promotions=int(g.get("promotions", 0)), demotions=int(g.get("demotions", 0)),
-                     membership=int(t.get("membership", 0)))
-
-
-def entry_graph(entry: "HotEntry") -> MemoryGraph:
-    """The entry's nodes and support edges as a graph (the tier 1+2 sub-tree's nodes,
-    in its order)."""
-    g = MemoryGraph(entry.user_id)
-    for n in entry.nodes:
-        g.add_node(n)
-    for e in entry.edges:
-        g.add_edge(e)
-    return g
-
-
-def entry_states(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | None = None,
-                 tier1: bool = True) -> tuple[RetrievalState, RetrievalState]:
-    """Retrieval states over tier 1 and tiers 1+2, rebuilt from an entry alone.
-
-    The same sub-trees, in the same node order, as
-    :func:`~personatree.tiering.search.hot_states` builds from the whole tree.
-    ``tier1=False`` leaves tier 1's state empty (for a query it cannot suffice).
-    """
-    g = entry_graph(entry) if graph is None else graph
-    t = entry.tiers
-    closures = {x: tuple(c) for x, c in t["closures"].items()}
-    t1 = tuple(dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"]))
-    key = (entry.version, id(g))
-    out = []
-    with token_memo():  # tier 1's texts are tier 1+2's too: tokenized once
-        for whole, ids in ((False, t1 if tier1 else ()), (True, t1 + tuple(t["tier2"]))):
-            members = {x: closures[x] for x in dict.fromkeys(ids)}
-            # Tiers 1+2's sub-tree is the entry's graph itself (build_entry wrote it in
-            # closure order): indexed as is, not copied.
-            hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)),
-                                         whole=whole)
-            assert hot.state is not None
-            out.append(hot.state)
-    return out[0], out[1]
-
-
 def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg: TieringConfig) -> bool:
     # could_suffice's bound over the entry's graph (restricted to ``ids``), before any
     # retrieval state is built: a query no hot tier can answer goes to the store
@@ -284,11 +174,15 @@ def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg:
 
 
 def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierState, version: int,
-             replace_newer: bool = False) -> None:
+             replace_newer: bool = False, prior: "HotEntry | None" = None,
+             indexes: tuple[HotIndex | None, HotIndex] | None = None) -> None:
+    # Write the entry of ``tstate`` with its lex (see _lex for ``prior`` and ``indexes``).
     tcfg = tier.tiering(engine)
     from ..hot_redis import HotTierUnavailable, encode_entry  # noqa: PLC0415
 
-    fields = encode_entry(build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg)))
+    entry = build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg))
+    entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes)
+    fields = encode_entry(entry)
     try:
         if replace_newer:
             # The store's version is below the entry's only when the user was deleted
@@ -300,6 +194,35 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
             tier.refused += 1
     except HotTierUnavailable as exc:
         _warn(graph.user_id, exc)
+
+
+def _lex(entry: "HotEntry", graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig,
+         prior: "HotEntry | None", indexes: tuple[HotIndex | None, HotIndex] | None) -> dict[str, Any]:
+    # The entry's lex. The hot indexes the tiers were just searched with (``indexes``
+    # rebuilt from ``prior``, the entry they came from, or the in-process ones of a
+    # rebuild in tstate.cache) are brought to the entry's members the way in-process
+    # tiering updates them after a promotion: only the promoted and demoted members'
+    # nodes are re-indexed. Without them, the entry's sub-trees are indexed afresh.
+    if indexes is None:
+        c1, c12 = tstate.cache.get("t1"), tstate.cache.get("t12")
+        if isinstance(c12, HotIndex):
+            indexes = (c1 if isinstance(c1, HotIndex) else None, c12)
+    if indexes is None and prior is not None and "t12" in prior.lex:
+        indexes = entry_indexes(prior, tcfg, tier1=False)
+    if indexes is None:
+        return entry_lex(*entry_indexes(entry, tcfg))
+    h1, h12 = indexes
+    ids1 = tier1_ids(entry)
+    h12.sync(graph, h12.graph_key, ids1 + tuple(entry.tiers["tier2"]), tcfg.hot_children,
+             (h12.graph_key, tstate.membership))
+    out = entry_lex(None, h12)
+    if h1 is not None and set(h1.members) == set(ids1):
+        out |= entry_lex(h1, h12)
+    elif prior is not None and tier1_ids(prior) == ids1 and "t1" in prior.lex:
+        out["t1"] = prior.lex["t1"]  # a promotion moves nodes into tier 2 only
+    else:
+        out |= entry_lex(entry_indexes(entry, tcfg)[0], h12)
+    return out
 
 
 def _warn(user_id: str, exc: Exception) -> None:
@@ -391,9 +314,9 @@ def shared_recall(
         _warn(user_id, exc)
         tier.fallbacks += 1
         return tiered_recall(engine, user_id, query, budget=budget, model=model, levels=levels, config=tcfg)
-    out = _from_entry(engine, tier, entry, req, tcfg) if entry is not None else None
+    out, indexes = _from_entry(engine, tier, entry, req, tcfg) if entry is not None else (None, None)
     if out is None:
-        out = _from_store(engine, tier, user_id, req, tcfg, held, entry)
+        out = _from_store(engine, tier, user_id, req, tcfg, held, entry, indexes)
     tier.answered[out.tier] += 1
     access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
     return out
@@ -408,19 +331,21 @@ def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
 
 
 def _from_entry(engine: Engine, tier: SharedTier, entry: "HotEntry", req: RecallQuery,
-                tcfg: TieringConfig) -> TieredResult | None:
-    # Tiers 1 and 2 from the entry; None when the tree must be read (tier 3).
+                tcfg: TieringConfig) -> tuple[TieredResult | None, tuple[HotIndex | None, HotIndex] | None]:
+    # Tiers 1 and 2 from the entry (None when the tree must be read: tier 3), and the
+    # hot indexes if they were built.
     g = entry_graph(entry)
     t = entry.tiers
     with_t1 = True
     if not (tcfg.claims_suffice and req.route.level is not Level.LEAF):  # search_hot's bounds, first
         if not _could_suffice(g, None, req, tcfg):
-            return None
-        members = dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"])
-        with_t1 = _could_suffice(g, {y for x in members for y in t["closures"][x]}, req, tcfg)
-    t1, t12 = entry_states(entry, tcfg, g, with_t1)
-    got = search_hot(t1, t12, _full(engine, entry.user_id), req, tcfg)
-    return got if isinstance(got, TieredResult) else None
+            return None, None
+        with_t1 = _could_suffice(g, {y for x in tier1_ids(entry) for y in t["closures"][x]}, req, tcfg)
+    h1, h12 = entry_indexes(entry, tcfg, g, with_t1)
+    t1 = h1.state if h1 is not None and h1.state is not None else RetrievalState(MemoryGraph(entry.user_id))
+    assert h12.state is not None
+    got = search_hot(t1, h12.state, _full(engine, entry.user_id), req, tcfg)
+    return (got if isinstance(got, TieredResult) else None), (h1, h12)
 
 
 def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, object]:
@@ -438,7 +363,8 @@ def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, objec
 
 
 def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
-                held: "HotEntry | None", entry: "HotEntry | None") -> TieredResult:
+                held: "HotEntry | None", entry: "HotEntry | None",
+                indexes: tuple[HotIndex | None, HotIndex] | None = None) -> TieredResult:
     # Tier 3 over the store's tree, or a whole tiered search when the entry was not
     # current (then the entry is rebuilt); promotions are written back.
     with engine.lock:
@@ -449,7 +375,7 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
             tstate = entry_tiers(entry)
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
-                _publish(engine, tier, st.graph, tstate, st.version)
+                _publish(engine, tier, st.graph, tstate, st.version, prior=entry, indexes=indexes)
             return out
         tier.rebuilt += 1
         gate = held.gate if held is not None else {}
