@@ -154,6 +154,12 @@ class ChangeSet:
     expected_version : int or None
         When set, the commit is refused with ``StaleStateError`` unless the user's
         stored version equals it.
+    bookkeeping : bool
+        The change only updates recall's access statistics of existing nodes
+        (``recall_count``, ``t_access``): the version moves, the user's *content
+        version* does not (see the stores' ``versions``), so what is kept of the
+        tree's content elsewhere (a shared hot tier) stays current. A bookkeeping
+        change may hold only ``upsert_nodes``.
     """
 
     user_id: str
@@ -167,6 +173,7 @@ class ChangeSet:
     archive_nodes: list[Node] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
     expected_version: int | None = None
+    bookkeeping: bool = False
 
     def is_empty(self) -> bool:
         """True when the change writes nothing."""
@@ -184,6 +191,11 @@ class Store(Protocol):
     Every ``commit`` is atomic: after a crash either all of a change set is stored
     or none of it is. Each user has a version counter that every commit increments,
     so caches and plans can tell when they are stale.
+
+    The shipped stores also have ``versions(user_id) -> (version, content_version)``:
+    the content version is the version of the last commit that was not
+    ``bookkeeping`` (recall's access statistics), read with the version in one
+    lookup. It is optional: where a store lacks it, the version stands for both.
     """
 
     def users(self) -> list[str]:

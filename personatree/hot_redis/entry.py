@@ -1,6 +1,7 @@
 """The wire form of one user's hot-tier entry: what a stateless process needs to recall.
 
-An entry is built from one store version of the user's tree and holds:
+An entry is built from one store version of the user's tree (``v``; ``cv`` is
+that version's content version, what a reader checks it against) and holds:
 
 * ``tiers``: the tier lists (recent-session leaves, top roots, pivotal nodes, tier
   2 best first), each hot member's closure (the sub-tree ids it brings, as the
@@ -37,7 +38,7 @@ from ..types import Edge, Node
 __all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
-HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+HOT_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
 
 _F32 = np.dtype("<f4")
 
@@ -65,6 +66,9 @@ class HotEntry:
         Every node of the closures.
     edges : list of Edge
         The support edges among ``nodes``.
+    content_version : int
+        The store's content version at ``version`` (what access bookkeeping does not
+        move); ``version`` when not given.
     lex : dict
         ``t1``, ``t12``: snapshots of the tier-1 and tier-1+2 retrieval states'
         text analysis (:mod:`personatree.retrieval.snapshot`); empty when absent.
@@ -79,6 +83,11 @@ class HotEntry:
     edges: list[Edge] = field(default_factory=list)
     heads: dict[str, Any] = field(default_factory=dict)
     lex: dict[str, Any] = field(default_factory=dict)
+    content_version: int = -1
+
+    def __post_init__(self) -> None:
+        if self.content_version < 0:
+            self.content_version = self.version
 
 
 def encode_entry(entry: HotEntry) -> dict[str, bytes]:
@@ -98,6 +107,7 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
             blobs.append(blob)
         rows.append(row[1:-2] + [dim])
     return {
+        "cv": str(entry.content_version).encode(),
         "tiers": orjson.dumps(entry.tiers),
         "gate": orjson.dumps(entry.gate),
         "anchor": b"" if entry.anchor is None else np.asarray(entry.anchor, _F32).tobytes(),
@@ -137,6 +147,7 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
     """
     try:
         version = int(fields["v"])
+        content = int(fields.get("cv", version))
         gate, anchor = decode_gate(fields.get("gate"), fields.get("anchor"))
         tiers = orjson.loads(fields["tiers"])
         emb = fields["emb"]
@@ -155,4 +166,4 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
     if at != len(emb):
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
     return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
-                    decode_heads(fields.get("lex")))
+                    decode_heads(fields.get("lex")), content)

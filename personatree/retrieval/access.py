@@ -2,8 +2,10 @@
 
 Writing on every recall would turn a read into a transaction (and bump the user's
 version, invalidating every cache). Instead the bumps are buffered per engine and
-flushed through ``Engine.transact`` every N recalls and when the engine closes.
-Tiering reads these fields.
+flushed through ``Engine.transact`` every N recalls and when the engine closes, as
+``bookkeeping`` commits: the version moves (a concurrent writer's tree is reloaded,
+so no bump is lost), the content version does not, so copies of the tree's content
+kept elsewhere (a shared hot tier) stay current. Tiering reads these fields.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class AccessLog:
             def work(
                 graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id
             ) -> tuple[ChangeSet, None]:
-                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps)), None
+                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps), bookkeeping=True), None
 
             self.engine.transact(user_id, work)
 

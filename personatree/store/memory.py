@@ -37,13 +37,14 @@ class _UserState:
     events: list[Row] = field(default_factory=list)
     archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
     turn_docs: dict[str, tuple[str, str]] = field(default_factory=dict)  # derived, see turn_docs
+    content_version: int = 0  # the version of the last commit that was not bookkeeping
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
-            dict(self.archive), dict(self.turn_docs),
+            dict(self.archive), dict(self.turn_docs), self.content_version,
         )
 
 
@@ -93,6 +94,18 @@ class MemoryStore(Closing):
             self._check_open()
             st = self._users.get(user_id)
             return 0 if st is None else st.version
+
+    def versions(self, user_id: str) -> tuple[int, int]:
+        """The user's version and content version (``(0, 0)`` when nothing is stored).
+
+        The content version is the version of the last commit that was not
+        ``bookkeeping`` (recall's access statistics).
+        """
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return (0, 0) if st is None else (st.version, st.content_version)
 
     def existing_observations(self, user_id: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are already in the user's log."""
@@ -214,6 +227,8 @@ class MemoryStore(Closing):
                 st.event_seq += 1
                 st.events.append(with_seq(row, EVENT_SEQ, st.event_seq))
             st.version += 1
+            if not (prep.bookkeeping and old is not None):
+                st.content_version = st.version
             self._users[uid] = st
             return st.version
 

@@ -15,11 +15,15 @@ promotions are written back.
 
 Kept true:
 
-* written through on every commit of the engine (observe, consolidation, forget,
-  access flushes, imports) and deleted with the user (:func:`write_through`, an
-  engine commit hook);
-* an entry carries the store version it was built from, and is served only when
-  the store is still at that version: a stale entry is never served, it is rebuilt;
+* written through on every commit of the engine that changes the tree's content
+  (observe, consolidation, forget, imports) and deleted with the user
+  (:func:`write_through`, an engine commit hook);
+* an entry carries the store version it was built from and that version's
+  *content version*, and is served only when the store's content version is still
+  that one: a stale entry is never served, it is rebuilt. Recall's access
+  bookkeeping (its write-behind flushes of recall counts, from any process, with
+  or without a hot tier) moves the version but not the content version, so it
+  neither makes entries stale nor makes a writer re-rank;
 * the drift gate: a writer ranks the tree against the persona vector anchored in
   Redis, and re-anchors (a full re-rank) when ‖P_new − P_anchor‖₂ ≥ τ;
 * Redis down: recall is in-process tiering over the store's tree, with a
@@ -54,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..hot_redis import HotEntry, RedisHot
 
 __all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "fingerprint", "build_entry",
-           "entry_graph", "entry_states", "entry_tiers", "write_through", "shared_recall"]
+           "entry_graph", "entry_states", "entry_tiers", "versions", "write_through", "shared_recall"]
 
 
 class HotTierWarning(UserWarning):
@@ -174,13 +178,14 @@ def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg:
 
 
 def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierState, version: int,
-             replace_newer: bool = False, prior: "HotEntry | None" = None,
+             content: int, replace_newer: bool = False, prior: "HotEntry | None" = None,
              indexes: tuple[HotIndex | None, HotIndex] | None = None) -> None:
     # Write the entry of ``tstate`` with its lex (see _lex for ``prior`` and ``indexes``).
     tcfg = tier.tiering(engine)
     from ..hot_redis import HotTierUnavailable, encode_entry  # noqa: PLC0415
 
     entry = build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg))
+    entry.content_version = content
     entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes)
     fields = encode_entry(entry)
     try:
@@ -229,37 +234,62 @@ def _warn(user_id: str, exc: Exception) -> None:
     warnings.warn(f"hot tier skipped for user {user_id!r}, the store answers: {exc}", HotTierWarning, stacklevel=3)
 
 
+def versions(engine: Engine, user_id: str) -> tuple[int, int]:
+    """The user's store version and content version, in one lookup.
+
+    The content version moves with every commit but recall's access bookkeeping
+    (see :class:`~personatree.ports.ChangeSet`); entries are checked against it. A
+    store without ``versions`` gives its version for both.
+    """
+    read = getattr(engine.store, "versions", None)
+    if read is None:
+        v = engine.store.version(user_id)
+        return v, v
+    got: tuple[int, int] = read(user_id)
+    return got
+
+
 def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) -> None:
     """The commit hook: re-rank the user's tiers at ``version`` and write the entry.
 
-    ``version`` 0 (the user was deleted) removes the entry. Called under the
-    engine's lock and the user's write turn, so one user's entries are written in
-    commit order; Redis refuses an older one anyway. Redis down: a warning, and
-    readers find the entry stale.
+    ``version`` 0 (the user was deleted) removes the entry. A commit that left the
+    content version (an access flush) writes nothing when the entry holds that
+    content already: readers keep being served it, and the access counts reach
+    the tiers with the next content change. Called under the engine's lock and the
+    user's write turn, so one user's entries are written in commit order; Redis
+    refuses an older one anyway. Redis down: a warning, and readers find the entry
+    stale.
     """
     from ..hot_redis import HotTierUnavailable, decode_gate  # noqa: PLC0415
 
+    tcfg = tier.tiering(engine)
     try:
         if version == 0:
             tier.client.delete(user_id)
             return
-        gate, anchor = decode_gate(*tier.client.fields(user_id, "gate", "anchor"))
+        now_v, content = versions(engine, user_id)
+        if now_v != version:
+            return  # moved on already: that commit's own hook writes it
+        held_cv, gate_raw, anchor_raw = tier.client.fields(user_id, "cv", "gate", "anchor")
+        gate, anchor = decode_gate(gate_raw, anchor_raw)
     except HotTierUnavailable as exc:
         _warn(user_id, exc)
+        return
+    if held_cv is not None and int(held_cv) == content and gate.get("fingerprint") == fingerprint(engine, tcfg):
         return
     st = engine.trees.get(user_id)
     if st is None or st.version != version:
         st = engine.state(user_id)
         if st.version != version:
-            return  # moved on already: that commit's own hook writes it
-    tstate = _rank(engine, st.graph, version, engine.clock.now(), tier.tiering(engine), gate, anchor)
-    _publish(engine, tier, st.graph, tstate, version)
+            return
+    tstate = _rank(engine, st.graph, version, engine.clock.now(), tcfg, gate, anchor)
+    _publish(engine, tier, st.graph, tstate, version, content)
 
 
 # -- recall ----------------------------------------------------------------------------
 
 
-def _current(engine: Engine, tier: SharedTier, user_id: str, version: int, tcfg: TieringConfig
+def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg: TieringConfig
              ) -> tuple["HotEntry | None", "HotEntry | None"]:
     # (the entry if it may be served, whatever entry Redis held); raises HotTierUnavailable.
     from ..hot_redis import HOT_FIELDS, decode_entry  # noqa: PLC0415
@@ -271,7 +301,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, version: int, tcfg:
         entry = decode_entry(user_id, fields)
     except StoreError:
         return None, None
-    ok = entry.version == version and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
+    ok = entry.content_version == content and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
     return (entry if ok else None), entry
 
 
@@ -305,11 +335,11 @@ def shared_recall(
         raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
     tcfg = tier.tiering(engine)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
-    version = engine.store.version(user_id)
+    version, content = versions(engine, user_id)
     if version == 0:
         raise UnknownUserError(f"no data stored for user {user_id!r}")
     try:
-        entry, held = _current(engine, tier, user_id, version, tcfg)
+        entry, held = _current(engine, tier, user_id, content, tcfg)
     except HotTierUnavailable as exc:
         _warn(user_id, exc)
         tier.fallbacks += 1
@@ -370,18 +400,22 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
     with engine.lock:
         st = engine.existing_state(user_id)
         full = _full(engine, user_id)
-        if entry is not None and entry.version == st.version:
+        now_v, content = versions(engine, user_id)
+        # The content version of the tree just loaded (None: a commit came in since).
+        loaded = content if now_v == st.version else None
+        if entry is not None and entry.content_version == loaded:
             entry.heads = _cold_heads(tier, user_id, entry.version)
             tstate = entry_tiers(entry)
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
-                _publish(engine, tier, st.graph, tstate, st.version, prior=entry, indexes=indexes)
+                _publish(engine, tier, st.graph, tstate, st.version, loaded, prior=entry, indexes=indexes)
             return out
         tier.rebuilt += 1
         gate = held.gate if held is not None else {}
         anchor = held.anchor if held is not None else None
         tstate = _rank(engine, st.graph, st.version, req.now, tcfg, gate, anchor)
         out = search_request(tstate, st.graph, full, req, tcfg)
-        _publish(engine, tier, st.graph, tstate, st.version,
-                 replace_newer=held is not None and held.version > st.version)
+        if loaded is not None:  # else the newer commit's writer, or the next reader, writes it
+            _publish(engine, tier, st.graph, tstate, st.version, loaded,
+                     replace_newer=held is not None and held.version > st.version)
         return out

@@ -52,6 +52,8 @@ class PreparedChange:
     # the ids of upserted tree nodes are in ``unarchive`` too (one place or the other).
     archive_nodes: list[tuple[Any, ...]] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
+    # Only access statistics change: the content version stays (ChangeSet.bookkeeping).
+    bookkeeping: bool = False
 
 
 def prepare_change(change: ChangeSet) -> PreparedChange:
@@ -86,6 +88,12 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
             raise InputError("archive_nodes must hold leaf nodes")
         archive_rows.append(encode_node(n, user_id))
     upserts = [encode_node(n, user_id) for n in change.upsert_nodes]
+    if change.bookkeeping is not False and change.bookkeeping is not True:
+        raise InputError(f"bookkeeping must be True or False, got {change.bookkeeping!r}")
+    if change.bookkeeping and (change.observations or change.delete_nodes or change.upsert_edges
+                               or change.delete_edges or change.events or change.delete_observations
+                               or change.archive_nodes or change.unarchive):
+        raise InputError("a bookkeeping change set may only upsert nodes (their access statistics)")
     unarchive = check_ids(change.unarchive, "unarchive")
     return PreparedChange(
         user_id=user_id,
@@ -100,4 +108,5 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
         delete_observations=check_ids(change.delete_observations, "delete_observations"),
         archive_nodes=archive_rows,
         unarchive=list(dict.fromkeys([*unarchive, *(r[1] for r in upserts)])),
+        bookkeeping=change.bookkeeping,
     )
