@@ -15,6 +15,9 @@ that version's content version, what a reader checks it against) and holds:
 * ``rows`` and ``emb``: every node of the closures (the store's row codec, so a
   node reads back exactly as the store gives it) and their embeddings as one
   float32 block; ``edges``: the support edges among them;
+* ``prof``: what the profile block needs beyond tier 1's nodes: each tier-1
+  claim's timeline over the whole tree, and the contradicting statements those
+  quote (``quotes``, without embeddings);
 * ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
   documents, turn grouping, dispositions and changes), so a reader rebuilds the
   states without tokenizing; unreadable, it is left out (the reader re-indexes).
@@ -25,7 +28,7 @@ server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,10 +38,12 @@ from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
 
-__all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+__all__ = ["HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
 HOT_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+#: The fields the profile block reads.
+PROFILE_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "prof")
 
 _F32 = np.dtype("<f4")
 
@@ -66,6 +71,11 @@ class HotEntry:
         Every node of the closures.
     edges : list of Edge
         The support edges among ``nodes``.
+    prof : dict
+        ``timelines``: tier-1 claim id → its timeline (JSON, see
+        :mod:`personatree.tiering.shared_profile`).
+    quotes : list of Node
+        Statements the profile quotes that are not in ``nodes`` (no embeddings).
     content_version : int
         The store's content version at ``version`` (what access bookkeeping does not
         move); ``version`` when not given.
@@ -84,6 +94,8 @@ class HotEntry:
     heads: dict[str, Any] = field(default_factory=dict)
     lex: dict[str, Any] = field(default_factory=dict)
     content_version: int = -1
+    prof: dict[str, Any] = field(default_factory=dict)
+    quotes: list[Node] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.content_version < 0:
@@ -116,6 +128,8 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
         "heads": orjson.dumps(entry.heads),
         "lex": orjson.dumps(entry.lex),
+        "prof": orjson.dumps(entry.prof | {"quotes": [list(encode_node(replace(n, embedding=None), entry.user_id))[1:]
+                                                      for n in entry.quotes]}),
     }
 
 
@@ -165,5 +179,10 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
+    prof = decode_heads(fields.get("prof"))
+    try:
+        quotes = [decode_node([user_id, *r]) for r in prof.pop("quotes", [])]
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
     return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
-                    decode_heads(fields.get("lex")), content)
+                    decode_heads(fields.get("lex")), content, prof, quotes)

@@ -50,6 +50,7 @@ from ..retrieval.state import RetrievalState
 from ..types import Level, Node
 from .entries import (build_entry, entry_graph, entry_indexes, entry_lex, entry_states, entry_tiers, fingerprint,
                       tier1_ids)
+from .entry_profile import profile_data
 from .hot import HotIndex
 from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
 from .tiers import TierState, tier_state
@@ -80,7 +81,10 @@ class SharedTier:
         Recalls that found no current entry (missing, stale or unreadable) and
         rebuilt it from the store.
     fallbacks : int
-        Recalls answered from the store because Redis could not be reached.
+        Recalls and profiles answered from the store because Redis could not be
+        reached.
+    profiles : int
+        Profile blocks rendered from Redis (:mod:`~personatree.tiering.shared_profile`).
     writes, refused : int
         Entries written; replacements refused because Redis held a newer version.
     """
@@ -90,6 +94,7 @@ class SharedTier:
     answered: dict[int, int] = field(default_factory=lambda: {1: 0, 2: 0, 3: 0})
     rebuilt: int = 0
     fallbacks: int = 0
+    profiles: int = 0
     writes: int = 0
     refused: int = 0
 
@@ -186,6 +191,7 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
 
     entry = build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg))
     entry.content_version = content
+    entry.prof, entry.quotes = profile_data(graph, tstate, {n.id for n in entry.nodes})
     entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes)
     fields = encode_entry(entry)
     try:
@@ -419,3 +425,4 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
             _publish(engine, tier, st.graph, tstate, st.version, loaded,
                      replace_newer=held is not None and held.version > st.version)
         return out
+
