@@ -21,7 +21,6 @@ from .shared import _publish, _rank, _warn, shared_tier, versions
 __all__ = ["shared_profile"]
 
 
-
 def shared_profile(tree: EngineLike, user_id: str, *, budget: int | None = None) -> Profile:
     """The tier-1 profile block through the shared hot tier: the block
     :func:`~personatree.tiering.profile.profile_user` renders, from the user's
