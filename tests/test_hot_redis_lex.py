@@ -3,7 +3,8 @@
 Real redis-server and SQLite. Every entry written (by a commit, by a reader's
 promotion) must carry a ``lex`` that restores, and the states restored from it must
 equal the ones indexing the entry's text gives; an entry without one still answers,
-indexed from the text.
+indexed from the text. A worker keeps the entries it decoded, and uses one again only
+while Redis holds that same entry.
 """
 
 from __future__ import annotations
@@ -50,4 +51,17 @@ def test_entry_without_lex_answers_alike(stores, embedder) -> None:
     client.client.hdel(client.key("sam"), "lex")
     got = [reader.recall("sam", q, budget=80).text for q in QUESTIONS]
     assert got == [t for t, _ in _in_process(_db(writer), embedder, QUESTIONS)]
+    assert reader.hot.rebuilt == 0
+
+
+def test_a_worker_reuses_the_entry_it_decoded_until_it_changes(stores) -> None:
+    writer, reader = stores
+    q = QUESTIONS[0]
+    first = reader.recall("sam", q, budget=80)
+    second = reader.recall("sam", q, budget=80)
+    assert reader.hot.memo.hits == 1 and second.text == first.text and reader.hot.answered[1] == 2
+    writer.observe("sam", "I'm allergic to shellfish as well, since last year.", at="2024-04-02T10:00:00",
+                   session_id="s6")
+    third = reader.recall("sam", q, budget=80)
+    assert reader.hot.memo.hits == 1 and "shellfish" in third.text  # a new entry, decoded afresh
     assert reader.hot.rebuilt == 0

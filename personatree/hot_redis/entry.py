@@ -1,7 +1,8 @@
 """The wire form of one user's hot-tier entry: what a stateless process needs to recall.
 
 An entry is built from one store version of the user's tree (``v``; ``cv`` is
-that version's content version, what a reader checks it against) and holds:
+that version's content version, what a reader checks it against; ``eid`` is new
+with every write, so a process can tell the entry it decoded last) and holds:
 
 * ``tiers``: the tier lists (recent-session leaves, top roots, pivotal nodes, tier
   2 best first), each hot member's closure (the sub-tree ids it brings, as the
@@ -28,6 +29,7 @@ server.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,7 +43,7 @@ from ..types import Edge, Node
 __all__ = ["HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
-HOT_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+HOT_FIELDS = ("cv", "eid", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
 #: The fields the profile block reads.
 PROFILE_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "prof")
 
@@ -76,6 +78,8 @@ class HotEntry:
         :mod:`personatree.tiering.shared_profile`).
     quotes : list of Node
         Statements the profile quotes that are not in ``nodes`` (no embeddings).
+    eid : bytes or None
+        The id of the write it was read from (a fresh one is given at each write).
     content_version : int
         The store's content version at ``version`` (what access bookkeeping does not
         move); ``version`` when not given.
@@ -96,6 +100,7 @@ class HotEntry:
     content_version: int = -1
     prof: dict[str, Any] = field(default_factory=dict)
     quotes: list[Node] = field(default_factory=list)
+    eid: bytes | None = None
 
     def __post_init__(self) -> None:
         if self.content_version < 0:
@@ -120,6 +125,7 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         rows.append(row[1:-2] + [dim])
     return {
         "cv": str(entry.content_version).encode(),
+        "eid": os.urandom(8).hex().encode(),
         "tiers": orjson.dumps(entry.tiers),
         "gate": orjson.dumps(entry.gate),
         "anchor": b"" if entry.anchor is None else np.asarray(entry.anchor, _F32).tobytes(),
@@ -185,4 +191,4 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
     return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
-                    decode_heads(fields.get("lex")), content, prof, quotes)
+                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"))

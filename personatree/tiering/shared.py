@@ -50,6 +50,7 @@ from ..retrieval.state import RetrievalState
 from ..types import Level, Node
 from .entries import (build_entry, entry_graph, entry_indexes, entry_lex, entry_states, entry_tiers, fingerprint,
                       tier1_ids)
+from .entry_memo import Decoded, EntryMemo
 from .entry_profile import profile_data
 from .hot import HotIndex
 from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
@@ -85,6 +86,8 @@ class SharedTier:
         reached.
     profiles : int
         Profile blocks rendered from Redis (:mod:`~personatree.tiering.shared_profile`).
+    memo : EntryMemo
+        The entries this process decoded last, with their hot indexes.
     writes, refused : int
         Entries written; replacements refused because Redis held a newer version.
     """
@@ -95,6 +98,7 @@ class SharedTier:
     rebuilt: int = 0
     fallbacks: int = 0
     profiles: int = 0
+    memo: EntryMemo = field(default_factory=EntryMemo)
     writes: int = 0
     refused: int = 0
 
@@ -296,19 +300,32 @@ def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) 
 
 
 def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg: TieringConfig
-             ) -> tuple["HotEntry | None", "HotEntry | None"]:
-    # (the entry if it may be served, whatever entry Redis held); raises HotTierUnavailable.
+             ) -> tuple[Decoded | None, "HotEntry | None"]:
+    # (the decoded entry if it may be served, whatever entry Redis held); raises
+    # HotTierUnavailable. When this process decoded the user's entry before, only
+    # its id is read first: the same id is the same entry, decoded and indexed here.
     from ..hot_redis import HOT_FIELDS, decode_entry  # noqa: PLC0415
 
-    fields = tier.client.get(user_id, HOT_FIELDS)
-    if not fields:
-        return None, None
-    try:
-        entry = decode_entry(user_id, fields)
-    except StoreError:
-        return None, None
+    d = None
+    if tier.memo.eid_of(user_id) is not None:
+        probe = tier.client.get(user_id, ("eid",))
+        if not probe:
+            return None, None
+        d = tier.memo.get(user_id, probe.get("eid"))
+    if d is None:
+        fields = tier.client.get(user_id, HOT_FIELDS)
+        if not fields:
+            return None, None
+        try:
+            entry = decode_entry(user_id, fields)
+        except StoreError:
+            return None, None
+        d = Decoded(entry.eid or b"", entry, entry_graph(entry))
+    entry = d.entry
     ok = entry.content_version == content and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
-    return (entry if ok else None), entry
+    if ok and entry.eid is not None:
+        tier.memo.put(user_id, d)
+    return (d if ok else None), entry
 
 
 def shared_recall(
@@ -345,14 +362,14 @@ def shared_recall(
     if version == 0:
         raise UnknownUserError(f"no data stored for user {user_id!r}")
     try:
-        entry, held = _current(engine, tier, user_id, content, tcfg)
+        d, held = _current(engine, tier, user_id, content, tcfg)
     except HotTierUnavailable as exc:
         _warn(user_id, exc)
         tier.fallbacks += 1
         return tiered_recall(engine, user_id, query, budget=budget, model=model, levels=levels, config=tcfg)
-    out, indexes = _from_entry(engine, tier, entry, req, tcfg) if entry is not None else (None, None)
+    out, indexes = _from_entry(engine, tier, d, req, tcfg) if d is not None else (None, None)
     if out is None:
-        out = _from_store(engine, tier, user_id, req, tcfg, held, entry, indexes)
+        out = _from_store(engine, tier, user_id, req, tcfg, held, d.entry if d is not None else None, indexes)
     tier.answered[out.tier] += 1
     access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
     return out
@@ -366,18 +383,21 @@ def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
     return full
 
 
-def _from_entry(engine: Engine, tier: SharedTier, entry: "HotEntry", req: RecallQuery,
+def _from_entry(engine: Engine, tier: SharedTier, d: Decoded, req: RecallQuery,
                 tcfg: TieringConfig) -> tuple[TieredResult | None, tuple[HotIndex | None, HotIndex] | None]:
     # Tiers 1 and 2 from the entry (None when the tree must be read: tier 3), and the
-    # hot indexes if they were built.
-    g = entry_graph(entry)
+    # hot indexes if they were built (kept with the decoded entry for the next request).
+    entry, g = d.entry, d.graph
     t = entry.tiers
     with_t1 = True
     if not (tcfg.claims_suffice and req.route.level is not Level.LEAF):  # search_hot's bounds, first
         if not _could_suffice(g, None, req, tcfg):
             return None, None
         with_t1 = _could_suffice(g, {y for x in tier1_ids(entry) for y in t["closures"][x]}, req, tcfg)
-    h1, h12 = entry_indexes(entry, tcfg, g, with_t1)
+    if d.t12 is None or (with_t1 and d.t1 is None):
+        h1, d.t12 = entry_indexes(entry, tcfg, g, with_t1)
+        d.t1 = d.t1 or h1
+    h1, h12 = d.t1, d.t12
     t1 = h1.state if h1 is not None and h1.state is not None else RetrievalState(MemoryGraph(entry.user_id))
     assert h12.state is not None
     got = search_hot(t1, h12.state, _full(engine, entry.user_id), req, tcfg)
@@ -414,9 +434,11 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
             tstate = entry_tiers(entry)
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
+                tier.memo.drop(user_id)  # the write below updates its hot indexes in place
                 _publish(engine, tier, st.graph, tstate, st.version, loaded, prior=entry, indexes=indexes)
             return out
         tier.rebuilt += 1
+        tier.memo.drop(user_id)
         gate = held.gate if held is not None else {}
         anchor = held.anchor if held is not None else None
         tstate = _rank(engine, st.graph, st.version, req.now, tcfg, gate, anchor)
