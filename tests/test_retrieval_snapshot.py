@@ -274,3 +274,32 @@ def test_bm25_parts_round_trip_and_keep_changing_alike() -> None:
     assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
     with pytest.raises(ValueError):
         BM25Index.from_parts({**a.parts(), "dl": [1]})
+
+
+def test_a_state_read_back_changes_exactly_like_a_built_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same store twice, one copy with its snapshot and one without: the state
+    # read back and the state built take the same observe and forget, in a process
+    # that keeps them cached, and stay identical.
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 40))
+    tree.consolidate("ana")
+    tree.close()
+    tree = _open(path)
+    _answers(tree)  # builds and keeps the snapshot
+    tree.close()
+    built_path = _without_snapshot(path, tmp_path / "built.db")
+    read, built = _open(path), _open(built_path)
+    assert read.store.retrieval_snapshot("ana") is not None
+    assert built.store.retrieval_snapshot("ana") is None
+    with _refusing(monkeypatch):
+        _state(read)
+    _state(built)
+    for tree in (read, built):
+        tree.observe_many("ana", _items(40, 6))
+        leaf = sorted(n.id for n in tree.graph("ana").nodes(Level.LEAF))[3]
+        tree.forget("ana", leaf)
+    assert _fields(_state(read)) == _fields(_state(built))
+    assert _answers(read) == _answers(built)
+    read.close()
+    built.close()
