@@ -154,6 +154,12 @@ class ChangeSet:
     expected_version : int or None
         When set, the commit is refused with ``StaleStateError`` unless the user's
         stored version equals it.
+    stats_only : bool
+        The upserted nodes differ from the stored ones only in their recall statistics
+        (``recall_count``, ``t_access``), so what was derived from the user's content
+        stays valid: the store keeps the user's retrieval snapshot (re-tagged to the
+        new version) instead of deleting it. Honoured only for a change that upserts
+        nodes and does nothing else.
     """
 
     user_id: str
@@ -167,6 +173,7 @@ class ChangeSet:
     archive_nodes: list[Node] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
     expected_version: int | None = None
+    stats_only: bool = False
 
     def is_empty(self) -> bool:
         """True when the change writes nothing."""

@@ -87,7 +87,8 @@ class AccessLog:
             def work(
                 graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id
             ) -> tuple[ChangeSet, None]:
-                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps)), None
+                # Only recall statistics change: the user's retrieval snapshot stays valid.
+                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps), stats_only=True), None
 
             self.engine.transact(user_id, work)
 

@@ -19,6 +19,7 @@ from ..types import Edge, Node, Observation
 from . import codec
 from .closing import Closing
 from .rows import EVENT_SEQ, OBS_SEQ, cache_scope, check_expected_version, with_seq
+from .snapshots import Snapshot, check_snapshot
 from .turn_docs import TurnDoc, check_turn_docs, turn_prefixes
 
 __all__ = ["MemoryStore"]
@@ -37,9 +38,11 @@ class _UserState:
     events: list[Row] = field(default_factory=list)
     archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
     turn_docs: dict[str, tuple[str, str]] = field(default_factory=dict)  # derived, see turn_docs
+    snapshot: Snapshot | None = None  # derived, see snapshots
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
+        # The copy is the next version's: the retrieval snapshot is not carried over.
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
@@ -214,6 +217,8 @@ class MemoryStore(Closing):
                 st.event_seq += 1
                 st.events.append(with_seq(row, EVENT_SEQ, st.event_seq))
             st.version += 1
+            if prep.keeps_snapshot and old is not None and old.snapshot is not None and old.snapshot[0] == current:
+                st.snapshot = (st.version, *old.snapshot[1:])
             self._users[uid] = st
             return st.version
 
@@ -248,6 +253,26 @@ class MemoryStore(Closing):
             for t in drop:
                 st.turn_docs.pop(t, None)
             st.turn_docs.update((t, (d, doc)) for t, d, doc in rows)
+            return True
+
+    def retrieval_snapshot(self, user_id: str) -> Snapshot | None:
+        """The user's retrieval snapshot (see :mod:`personatree.store.snapshots`), if any."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return None if st is None else st.snapshot
+
+    def put_retrieval_snapshot(self, user_id: str, version: int, fingerprint: str, data: bytes) -> bool:
+        """Keep the user's retrieval snapshot if the user is still at ``version``."""
+        codec.check_text(user_id, "user_id")
+        row = check_snapshot(version, fingerprint, data)
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            if st is None or st.version != row[0]:
+                return False
+            st.snapshot = row
             return True
 
     def vacuum(self) -> None:

@@ -52,6 +52,9 @@ class PreparedChange:
     # the ids of upserted tree nodes are in ``unarchive`` too (one place or the other).
     archive_nodes: list[tuple[Any, ...]] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
+    # The change only updates recall statistics (ChangeSet.stats_only, honoured for an
+    # upsert-only change): the user's retrieval snapshot is kept, not deleted.
+    keeps_snapshot: bool = False
 
 
 def prepare_change(change: ChangeSet) -> PreparedChange:
@@ -100,4 +103,7 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
         delete_observations=check_ids(change.delete_observations, "delete_observations"),
         archive_nodes=archive_rows,
         unarchive=list(dict.fromkeys([*unarchive, *(r[1] for r in upserts)])),
+        keeps_snapshot=change.stats_only is True and bool(upserts) and not (
+            change.observations or change.delete_nodes or change.upsert_edges or change.delete_edges
+            or change.events or change.delete_observations or change.archive_nodes or change.unarchive),
     )

@@ -152,6 +152,13 @@ class PgWrites(PgConnection):
                             (uid, [esc(n) for n in prep.unarchive]))
             if prep.events:
                 cur.executemany(INSERT_EVENT, numbered([event_in(r) for r in prep.events], EVENT_SEQ, event_seq))
+            # The user's retrieval snapshot was built from the data this commit changes,
+            # unless the commit only updates recall statistics.
+            if prep.keeps_snapshot:
+                cur.execute("UPDATE retrieval_snapshots SET version = %s WHERE user_id = %s AND version = %s",
+                            (new_version, uid, current))
+            else:
+                cur.execute("DELETE FROM retrieval_snapshots WHERE user_id = %s", (uid,))
             cur.execute(
                 "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, updated_at = now() WHERE user_id = %s",
                 (new_version, obs_seq + len(fresh), event_seq + len(prep.events), uid),

@@ -145,6 +145,13 @@ class SQLiteWrites(SQLiteVacuum):
             _upsert_rows(conn, prep)
             event_seq = _append_events(conn, prep, event_seq)
             new_version = int(current) + 1
+            # The user's retrieval snapshot was built from the data this commit changes,
+            # unless the commit only updates recall statistics.
+            if prep.keeps_snapshot:
+                conn.execute("UPDATE retrieval_snapshots SET version = ? WHERE user_id = ? AND version = ?",
+                             (new_version, uid, int(current)))
+            else:
+                conn.execute("DELETE FROM retrieval_snapshots WHERE user_id = ?", (uid,))
             conn.execute(
                 "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, updated_at = ? WHERE user_id = ?",
                 (new_version, obs_seq, event_seq, now, uid),
