@@ -76,7 +76,12 @@ class Judge(Protocol):
         ...
 
     def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
-        """Summarize supporting nodes into a claim of ``schema_type`` at ``level``."""
+        """Summarize supporting nodes into a claim of ``schema_type`` at ``level``.
+
+        A summary whose ``attributes["named"]`` is False says the members share
+        nothing the judge can state as a claim: consolidation then forms no pattern
+        (or root) from them. Without the attribute the claim stands.
+        """
         ...
 
 
