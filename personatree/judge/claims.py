@@ -69,7 +69,8 @@ _FRAMES: dict[str, dict[str, str]] = {
 }
 
 # A name set off by a comma at either end of a sentence: the listener addressed.
-_VOCATIVE_RE = re.compile(r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)?([A-Z][a-z'-]+)\s*,|,\s*([A-Z][a-z'-]+)\W*$")
+_VOCATIVE_RE = re.compile(r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)?([A-Z][a-z'-]+)\s*,"
+                          r"|,\s*([A-Z][a-z'-]+)\W*$")
 
 # A pattern is named by a topic at least this share of its members hold: a word that
 # a few members of a loose cluster happen to use does not say what the cluster is.
