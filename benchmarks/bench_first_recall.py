@@ -10,9 +10,12 @@ sessions of 40, ``observe_many`` in batches of 1,000, then one consolidation). E
 measure runs in a new process: open the store (timed apart, it includes loading the
 embedder and serving one recall of another, small user: the process's own start-up),
 then the big user's first recall (timed), then ``--queries`` warm recalls (p50 / p95).
-Query embedding is included in every recall. Two fresh processes per size: the first
-finds no stored turn documents (they are deleted first: a store from before they were
-kept, or the first recall ever), the second finds the documents the first one stored.
+Query embedding is included in every recall. Three fresh processes per size: the first
+finds neither stored turn documents nor a snapshot of the built state (both are
+deleted first: a store from before they were kept, or the first recall ever); the
+second finds the turn documents the first stored but no snapshot (deleted again: the
+first restart after the user's data changed); the third finds the snapshot the second
+one wrote (a restart with no change since the last build).
 
 The text comes from the templates of ``bench_recall_latency.py``, written for these
 benchmarks.
@@ -133,13 +136,17 @@ def main() -> None:
             info = build(path, n, args.embedder)
             print(f"  {json.dumps(info)}", file=sys.stderr)
         url = f"sqlite:///{path}"
-        # The first process finds no stored turn documents (as after a migration from a
-        # store that had none), the second finds what the first one stored.
-        raw = sqlite3.connect(path)
-        raw.execute("DELETE FROM turn_docs")
-        raw.commit()
-        raw.close()
-        runs = [fresh(url, args.embedder, args.queries) for _ in range(2)]
+        from personatree.store import SQLiteStore
+
+        SQLiteStore(path).close()  # a store built by an earlier release: migrated first
+        runs = []
+        for tables in (("turn_docs", "retrieval_snapshots"), ("retrieval_snapshots",), ()):
+            raw = sqlite3.connect(path)
+            for table in tables:
+                raw.execute(f"DELETE FROM {table}")
+            raw.commit()
+            raw.close()
+            runs.append(fresh(url, args.embedder, args.queries))
         rows.append((n, runs))
     print(f"\nFirst recall in a fresh process, embedder {args.embedder!r}, budget 1,000 tokens, "
           f"{args.queries} warm recalls (query embedding included)\n")
@@ -147,7 +154,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for n, runs in rows:
         for i, r in enumerate(runs):
-            print(f"| {n:,} | {('no stored documents', 'next restart')[i]} | {r['open_s']:.2f} | {1000 * r['first_s']:.1f} | "
+            kind = ("nothing stored", "turn documents stored", "state snapshot stored")[i]
+            print(f"| {n:,} | {kind} | {r['open_s']:.2f} | {1000 * r['first_s']:.1f} | "
                   f"{1000 * r['warm_p50_s']:.1f} | {1000 * r['warm_p95_s']:.1f} | {r['first_s'] / r['warm_p50_s']:.1f}x |")
 
 

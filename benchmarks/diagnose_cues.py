@@ -45,7 +45,7 @@ def _rank(order: list[str], x: str) -> int | None:
 
 def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budget: int) -> dict[str, Any]:
     """Ingest one case and explain where its cue speaker's statement went."""
-    from personatree.retrieval import _route, _user_state
+    from personatree.retrieval.prelude import route_query, user_state
     from personatree.retrieval.lexical import tokenize
     from personatree.retrieval.scoring import score_nodes
     from personatree.text import is_disposition, is_informative, split_sentences
@@ -64,9 +64,9 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
     flat_order = flat.index.dense_order(conv.id, q.text)
 
     qvec = tree.embedder.embed([q.text])[0]
-    route = _route(tree, q.text, qvec)
+    route = route_query(tree.engine, q.text, qvec)
     with tree._lock:
-        state = _user_state(tree, conv.id, tree._state(conv.id))
+        state = user_state(tree, conv.id, tree._state(conv.id))
     wanted = set(route.schema_types)
     personal = route.level is not Level.LEAF or "preference" in wanted
     pool = max(16, min(tree.config.recall.pool, budget // 10))

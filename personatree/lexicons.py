@@ -41,6 +41,7 @@ __all__ = [
     "COMPOUND_NOT_AFFECT_RE",
     "STOP_EXTRA_RE",
     "NEGATED_START_RE",
+    "NOT_NAMING",
     "CHANGE_OF_STATE_RE",
     "FILLERS",
     "FILLER_PHRASE_RE",
@@ -420,6 +421,33 @@ TOPIC_SKIP: frozenset[str] = (
     | CESSATION_TRIGGERS
     | LIKE_FORMS
     | frozenset("stand stop used anymore longer ago".split())
+)
+
+
+# Words that cannot name a pattern (:func:`personatree.text.can_name`), though they
+# pass as content words: verbs of chat and of everyday doing ("shares", "talked",
+# "wait" of "can't wait"), evaluative adjectives ("stunning", "different"), vague
+# nouns ("thing", "difference" of "make a difference") and interjections. A claim
+# "Enjoys shares" or "Going through difference" tells an agent nothing true.
+NOT_NAMING: frozenset[str] = frozenset(
+    """share find bring mean turn stay hold catch check add ask believe remember wait agree
+    talk chat happen matter play watch support push open lose connect escape manage
+    celebrate cheer chill hear love like enjoy hate appreciate thank wish guess sound
+    mind care fill reach stick send spend pick miss win move sit stand learn change
+    continue finish end hang join leave live look mention notice realize handle deal
+    inspire motivate encourage admire achieve accomplish reckon suppose thing stuff way
+    lot kind sort bit part side difference experience word world life people person
+    moment time day idea news place everyone someone anyone anything something
+    everything nothing anytime sometime somewhere anywhere self worth else either means
+    one ones thanks chance point case reason fact question answer step option suggestion
+    detail other others guy folks em journey item list piece sense goal goals plan long
+    new different mixed positive negative stunning gorgeous yummy awesome amazing great
+    cool nice fun good bad best better happy sad glad excited proud tough hard easy
+    special incredible beautiful lovely wonderful fantastic perfect cute sweet crazy
+    wild scary fine okay ok sure real true big small little old young huge whole entire
+    important interesting favorite favourite own same next last able free busy ready
+    lucky super remind recommend see back key cathartic safe wow woah whoa woohoo yay
+    hey hi hello oh ah yep yeah nope hmm haha lol omg gosh""".split()
 )
 
 

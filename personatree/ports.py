@@ -76,7 +76,12 @@ class Judge(Protocol):
         ...
 
     def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
-        """Summarize supporting nodes into a claim of ``schema_type`` at ``level``."""
+        """Summarize supporting nodes into a claim of ``schema_type`` at ``level``.
+
+        A summary whose ``attributes["named"]`` is False says the members share
+        nothing the judge can state as a claim: consolidation then forms no pattern
+        (or root) from them. Without the attribute the claim stands.
+        """
         ...
 
 
@@ -154,12 +159,14 @@ class ChangeSet:
     expected_version : int or None
         When set, the commit is refused with ``StaleStateError`` unless the user's
         stored version equals it.
-    bookkeeping : bool
-        The change only updates recall's access statistics of existing nodes
-        (``recall_count``, ``t_access``): the version moves, the user's *content
-        version* does not (see the stores' ``versions``), so what is kept of the
-        tree's content elsewhere (a shared hot tier) stays current. A bookkeeping
-        change may hold only ``upsert_nodes``.
+    stats_only : bool
+        The upserted nodes differ from the stored ones only in their recall statistics
+        (``recall_count``, ``t_access``), so what was derived from the user's content
+        stays valid: the store keeps the user's retrieval snapshot (re-tagged to the
+        new version) instead of deleting it, and the user's *content version* (the
+        shipped stores' ``versions``) does not move, so copies of the content kept
+        elsewhere (a shared hot tier) stay current. Honoured only for a change that
+        upserts nodes and does nothing else.
     """
 
     user_id: str
@@ -173,7 +180,7 @@ class ChangeSet:
     archive_nodes: list[Node] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
     expected_version: int | None = None
-    bookkeeping: bool = False
+    stats_only: bool = False
 
     def is_empty(self) -> bool:
         """True when the change writes nothing."""
@@ -194,8 +201,8 @@ class Store(Protocol):
 
     The shipped stores also have ``versions(user_id) -> (version, content_version)``:
     the content version is the version of the last commit that was not
-    ``bookkeeping`` (recall's access statistics), read with the version in one
-    lookup. It is optional: where a store lacks it, the version stands for both.
+    ``stats_only`` (recall statistics), read with the version in one lookup. It is
+    optional: where a store lacks it, the version stands for both.
     """
 
     def users(self) -> list[str]:

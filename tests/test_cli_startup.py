@@ -2,8 +2,8 @@
 
 Each reading command runs in a fresh interpreter on a store built with the real
 packaged MiniLM (so the store records it): none may import torch,
-sentence-transformers or transformers. Bad input to ``observe`` fails before any
-model loads, and opening the model prints no weights-loading bar unless asked.
+sentence-transformers, transformers or litellm. Bad input to ``observe`` fails before
+any model loads, and opening the model prints no weights-loading bar unless asked.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from personatree.demo import sample_interactions
 from personatree.embedders import HashingEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "sentence_transformers", "transformers")
+# litellm too: with the offline judge no command calls a model, and the token counter of
+# the default model counts without it.
+HEAVY = ("torch", "sentence_transformers", "transformers", "litellm")
 
 # Runs the CLI in-process once per argument list and reports the exit codes, what each
 # printed on stderr, and which heavy modules were imported by the end.

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from personatree.hot_redis import HOT_FIELDS, decode_entry
-from personatree.retrieval.snapshot import restore_state
+from personatree.retrieval.lex_snapshot import restore_state
 from personatree.tiering.entries import entry_indexes
 from tests.redis_fixtures import redis_server  # noqa: F401 - fixture
 from tests.test_hot_redis import QUESTIONS, TIERS, _db, _in_process, stores  # noqa: F401 - fixture
-from tests.test_retrieval_snapshot import _fields
+from tests.test_retrieval_lex_snapshot import _fields
 
 
 def _entry(tree):

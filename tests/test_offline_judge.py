@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Sequence
 
 import numpy as np
@@ -433,6 +433,79 @@ def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None
     r = judge.summarize(mids, Level.ROOT, "personality")
     assert "hiking" in r.content and "cooking" in r.content
     assert r.content not in {"Enjoys hiking", "Enjoys cooking"}
+
+
+@pytest.mark.parametrize("word", ["hiking", "sushi", "pottery", "volunteering", "yoga", "calls", "family", "speed"])
+def test_words_that_name_a_pattern(word: str) -> None:
+    from personatree.text import can_name
+
+    assert can_name(word)
+
+
+@pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
+                                  "beautiful", "anytime", "woohoo", "playing", "thing"])
+def test_words_of_chat_name_no_pattern(word: str) -> None:
+    from personatree.text import can_name
+
+    assert not can_name(word)
+
+
+@pytest.mark.parametrize(
+    ("texts", "schema_type"),
+    [
+        # Agreement and praise share only words of chat.
+        (["I totally agree with what you said.", "Agreed, that really makes sense.",
+          "I agree, it really does matter.", "Yes, I agree with you on that one."], "state"),
+        # A loose cluster: no word is held by two of its members.
+        (["I baked rye bread this morning.", "The tram was late again.", "I repainted the garden fence.",
+          "My cousin sold his old van.", "I finished a crossword in ink."], "preference"),
+        # Reactions to the listener, about the listener.
+        (["Your support means so much, Priya.", "Your support keeps me going, Priya.",
+          "Priya, your support is wonderful."], "relationship"),
+        # Said to the listener by name.
+        (["Priya, I loved the concert.", "Hey Priya, I still think about that concert.",
+          "Priya, I went to the concert with my brother."], "fact"),
+    ],
+)
+def test_members_that_share_no_nameable_topic_get_no_claim(judge, embedder, texts, schema_type) -> None:
+    # Leaves as a store may hold them (extraction drops most such lines today, but
+    # imports, other judges and older stores do not).
+    members = [node(embedder, t, schema_type, nid=f"l{i}") for i, t in enumerate(texts)]
+    s = judge.summarize(members, Level.MID, schema_type)
+    assert s.attributes["named"] is False
+
+
+def test_a_named_pattern_says_so(judge) -> None:
+    s = judge.summarize(_leaves(judge, ["I love pottery.", "Pottery class was the best part of my week.",
+                                        "I made a bowl at pottery again."], "preference"), Level.MID, "preference")
+    assert s.content.startswith("Enjoys pottery (") and s.attributes["named"] is True
+    assert s.attributes["topic"] == "pottery"
+
+
+def test_a_root_reads_the_topics_its_patterns_were_named_by(judge, embedder) -> None:
+    mids = [node(embedder, "Working toward pottery (4 mentions, Mar 2024)", "goal", Level.MID, nid="m1",
+                 attributes={"stance": "positive", "topic": "pottery"}, n_support=4),
+            node(embedder, "Makes a habit of pottery (3 mentions, Apr 2024)", "routine", Level.MID, nid="m2",
+                 attributes={"stance": "positive", "topic": "pottery"}, n_support=3)]
+    r = judge.summarize(mids, Level.ROOT, "personality")
+    assert r.content == "Drawn to pottery" and r.attributes["named"] is True
+
+
+def test_consolidation_forms_no_pattern_its_judge_cannot_name(registry, embedder, judge) -> None:
+    from personatree.config import ConsolidationConfig
+    from personatree.consolidate import Consolidator
+    from personatree.consolidate.synthetic import SyntheticLeaf, build_graph
+
+    chat = ["I totally agree with what you said.", "Agreed, that really makes sense.", "I agree, it really does matter.",
+            "Yes, I agree with you on that one.", "I agree with you completely.", "Totally agree, that makes sense."]
+    pottery = ["I love pottery.", "Pottery class was the best part of my week.", "I made a bowl at pottery again.",
+               "Pottery relaxes me more than anything.", "I signed up for another pottery course."]
+    leaves = [SyntheticLeaf(t, "preference", T0 + timedelta(days=3 * i), f"s{i}", 0)
+              for i, t in enumerate(chat + pottery)]
+    g = build_graph("u", leaves, registry, embedder=embedder)
+    plan = Consolidator(ConsolidationConfig(), registry, judge, embedder=embedder).plan(g, T0 + timedelta(days=40))
+    assert [m.content.split(" (")[0] for m in plan.new_mids] == ["Enjoys pottery"]
+    assert any("share no topic" in c.note for c in plan.clusters)
 
 
 def test_summarize_is_linear_in_the_members(judge) -> None:

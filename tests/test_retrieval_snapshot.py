@@ -1,73 +1,306 @@
-"""A retrieval state rebuilt from a snapshot of its text analysis equals one built from the text.
+"""A user's built retrieval state kept in the store: read back identical, never stale.
 
-Real tree (SQLite, the packaged embedder): the snapshot goes through JSON, as it does
-through Redis, and the restored state must hold the same indexes and answer every
-query with the same text. A snapshot of other nodes, or of another analysis, is
-refused.
+Every check compares a state read from a snapshot with one built from scratch on a
+copy of the same store without the snapshot, field by field and by recall answers,
+after observe, consolidate, forget and delete_observation between processes.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
-import orjson
 import pytest
 
+import personatree.retrieval.prelude as prelude
 from personatree.api import PersonaTree
-from personatree.retrieval.prelude import prepare_recall
-from personatree.retrieval.snapshot import lexical_snapshot, restore_state
+from personatree.clock import FixedClock
+from personatree.config import ConsolidationConfig, PersonaTreeConfig
+from personatree.embedders import HashingEmbedder
+from personatree.retrieval.lexical import BM25Index
+from personatree.retrieval.prelude import user_state
+from personatree.retrieval.snapshot import fingerprint
 from personatree.retrieval.state import RetrievalState
+from personatree.store import SQLiteStore, latest_version
 from personatree.types import Level
-from tests.helpers import seed_mid
-from tests.test_tiering_api import TALK
+from tests.pg_fixtures import drop_schema, fresh_schema_url, pg_server_url  # noqa: F401
 
-MORE = [
-    ("2024-04-02T10:00:00", "s6", "I quit smoking last year and started running instead. I always hate crowded gyms."),
-    ("2024-04-09T10:00:00", "s7", "These days I work from home on Fridays; I used to commute every day."),
-]
-QUERIES = ["What is my dog's name?", "Do I still smoke?", "How do I get to work?", "What kind of person am I?",
-           "What did I do in March 2024?"]
-
-
-@pytest.fixture()
-def tree(tmp_path, embedder):
-    t = PersonaTree.open(tmp_path / "s.db", embedder=embedder)
-    t.observe_many("sam", [{"messages": text, "at": at, "session_id": s} for at, s, text in TALK + MORE])
-    now = datetime(2024, 4, 10, tzinfo=timezone.utc)
-    seed_mid(t, "sam", "m-dog", "Loves dogs and takes Max to the beach", logit=2.0, t_first=now, t_last=now)
-    yield t
-    t.close()
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+SUBJECTS = ["my sister Ana", "Jonas", "the cat Miso", "my boss", "our neighbour"]
+ACTS = ["went hiking in the hills", "cooked a spicy curry", "moved to Porto", "started pottery classes",
+        "hates crowded trains", "always drinks green tea", "stopped eating meat", "visited the museum"]
+QUERIES = ["Where does Jonas live?", "What do I drink?", "What did we cook?", "Who went hiking?",
+           "What classes did I start?"]
 
 
-def _fields(st: RetrievalState) -> dict:
+def _items(start: int, n: int) -> list[dict[str, Any]]:
+    return [{"messages": f"I think {SUBJECTS[i % 5]} {ACTS[(i * 3) % 8]} on day {i}. I love it.",
+             "observation_id": f"o{i}", "session_id": f"s{i // 4}", "at": T0 + timedelta(hours=7 * i)}
+            for i in range(start, start + n)]
+
+
+def _open(url: str | Path) -> PersonaTree:
+    cfg = PersonaTreeConfig(consolidation=ConsolidationConfig(k_leaves=3))
+    return PersonaTree.open(url, cfg, embedder=HashingEmbedder(64), clock=FixedClock(T0 + timedelta(days=60)))
+
+
+def _state(tree: PersonaTree) -> RetrievalState:
+    with tree.engine.lock:
+        return user_state(tree, "ana", tree.engine.state("ana"))
+
+
+def _fields(st: RetrievalState) -> dict[str, Any]:
+    # Everything a search reads, in the order it is held (row order breaks ties).
     return {
-        "mid": st.bm25[Level.MID].documents(), "root": st.bm25[Level.ROOT].documents(),
-        "turns": st.turns.documents(), "turn_of": st.turn_of, "turn_leaves": st.turn_leaves,
-        "turn_seq": st.turn_seq, "turn_session": st.turn_session, "session_turns": st.session_turns,
-        "dispositions": st.dispositions, "changes": st.changes, "said": st.leaf_said, "sig": st._sig,
-        "nodes": list(st.nodes), "parent": st.parent, "children": st.children,
-        "rows": {lv: a.ids for lv, a in st.arrays.items()},
+        "version": st.version, "sig": list(st._sig.items()), "archive": list(st.archive),
+        "turn_of": list(st.turn_of.items()), "turn_leaves": list(st.turn_leaves.items()),
+        "turn_seq": list(st.turn_seq.items()), "dispositions": sorted(st.dispositions),
+        "changes": sorted(st.changes), "said": list(st.leaf_said.items()),
+        "sessions": {k: sorted(v) for k, v in st.session_turns.items()},
+        "turn_session": sorted(st.turn_session.items()),
+        "bm25": [st.bm25[lv].parts() for lv in (Level.MID, Level.ROOT)], "turns": st.turns.parts(),
+        "nodes": list(st.nodes), "parent": sorted(st.parent.items()),
+        "children": sorted((k, v) for k, v in st.children.items()),
+        "rows": {lv: (a.ids, a.matrix.tobytes()) for lv, a in st.arrays.items()},
         "disposition_rows": st.disposition_rows.tolist(), "change_rows": st.change_rows.tolist(),
     }
 
 
-def test_restored_state_equals_the_built_one(tree) -> None:
-    g = tree.graph("sam")
-    built = RetrievalState(g).refresh(g, 1)
-    assert built.changes and built.dispositions and built.bm25[Level.MID].documents()  # all parts exercised
-    snap = orjson.loads(orjson.dumps(lexical_snapshot(built)))
-    restored = restore_state(g, 1, snap)
-    assert restored is not None
-    assert _fields(restored) == _fields(built)
-    for q in QUERIES:
-        req = prepare_recall(tree.engine, q, budget=120, model=None, levels=None)
-        assert req.run(restored).text == req.run(built).text, q
+def _answers(tree: PersonaTree) -> list[tuple[tuple[str, ...], str]]:
+    return [(tuple(r.node_ids), r.text) for r in (tree.recall("ana", q, budget=400) for q in QUERIES)]
 
 
-def test_snapshot_of_other_nodes_or_analysis_is_refused(tree) -> None:
-    g = tree.graph("sam")
-    snap = orjson.loads(orjson.dumps(lexical_snapshot(RetrievalState(g).refresh(g, 1))))
-    tree.observe("sam", "My sister Anna moved to Denver.", at="2024-04-20T10:00:00", session_id="s8")
-    assert restore_state(tree.graph("sam"), 2, snap) is None  # a leaf it never analysed
-    assert restore_state(g, 1, snap | {"fp": "another"}) is None
-    assert restore_state(g, 1, {k: v for k, v in snap.items() if k != "turns"}) is None
+class _refusing:
+    """A block in which a state can only come from a snapshot: building one fails."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._mp = monkeypatch
+
+    def __enter__(self) -> None:
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the state was built, not read from its snapshot")
+
+        self._mp.setattr(prelude, "state_for", refuse)
+
+    def __exit__(self, *exc: object) -> None:
+        self._mp.undo()
+
+
+def _without_snapshot(src: Path, dst: Path) -> Path:
+    raw = sqlite3.connect(src)
+    raw.execute(f"VACUUM INTO '{dst}'")
+    raw.close()
+    raw = sqlite3.connect(dst)
+    raw.execute("DELETE FROM retrieval_snapshots")
+    raw.commit()
+    raw.close()
+    return dst
+
+
+def _snapshot_row(path: Path) -> tuple[int, str] | None:
+    raw = sqlite3.connect(path)
+    try:
+        row = raw.execute("SELECT version, fingerprint FROM retrieval_snapshots WHERE user_id = 'ana'").fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+    finally:
+        raw.close()
+
+
+def _check_restart(path: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new process reads the state back; it equals a build from scratch."""
+    row = _snapshot_row(path)
+    assert row is not None
+    reference = _open(_without_snapshot(path, tmp / f"ref-{row[0]}.db"))
+    expected, answers = _fields(_state(reference)), _answers(reference)
+    reference.close()
+    tree = _open(path)
+    with _refusing(monkeypatch):
+        got = _fields(_state(tree))
+    assert got == expected
+    assert _answers(tree) == answers
+    tree.close()
+
+
+def _fresh_build_then_restart(path: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The next process builds from scratch (no valid snapshot) and keeps its build...
+    tree = _open(path)
+    with tree.engine.lock:
+        version = tree.engine.state("ana").version
+    assert _snapshot_row(path) is None or _snapshot_row(path)[0] != version  # type: ignore[index]
+    _answers(tree)
+    assert _snapshot_row(path) == (version, fingerprint())
+    tree.close()  # recall statistics are flushed: the snapshot follows the version
+    assert _snapshot_row(path) is not None
+    # ...which the one after reads back.
+    _check_restart(path, tmp, monkeypatch)
+
+
+def test_a_restart_reads_the_state_a_fresh_build_makes_after_every_kind_of_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 60))
+    tree.consolidate("ana")
+    assert tree.store.archive_ids("ana")  # the bounds archived leaves: they are in the state too
+    tree.close()
+    _fresh_build_then_restart(path, tmp_path, monkeypatch)
+    for change in ("observe", "consolidate", "forget", "delete_observation"):
+        tree = _open(path)
+        _answers(tree)  # a state cached in this process, refreshed by the change below
+        if change == "observe":
+            tree.observe_many("ana", _items(60, 12))
+        elif change == "consolidate":
+            tree.consolidate("ana")
+        elif change == "forget":
+            leaf = next(n for n in tree.graph("ana").nodes(Level.LEAF))
+            tree.forget("ana", leaf.id)
+        else:
+            tree.delete_observation("ana", "o5")
+        assert _snapshot_row(path) is None  # the commit took the snapshot with it
+        tree.close()
+        _fresh_build_then_restart(path, tmp_path, monkeypatch)
+
+
+def test_a_snapshot_of_other_data_or_other_code_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 30))
+    _answers(tree)
+    old = tree.store.retrieval_snapshot("ana")
+    assert old is not None
+    tree.observe_many("ana", _items(30, 5))
+    tree.close()
+    # The snapshot of the previous version relabelled as the current one: its leaves
+    # are not the tree's, so it is rebuilt, not served.
+    store = SQLiteStore(path)
+    version = store.version("ana")
+    assert store.put_retrieval_snapshot("ana", version, old[1], old[2]) is True
+    store.close()
+    reference = _open(_without_snapshot(path, tmp_path / "ref.db"))
+    expected, answers = _fields(_state(reference)), _answers(reference)
+    reference.close()
+    tree = _open(path)
+    assert _fields(_state(tree)) == expected and _answers(tree) == answers
+    assert tree.store.retrieval_snapshot("ana")[2] != old[2]  # type: ignore[index]  # replaced by the build
+    tree.close()
+    # Another code fingerprint, or an unreadable one: rebuilt too.
+    for code, data in (("another-release", old[2]), (fingerprint(), b"{not json")):
+        raw = sqlite3.connect(path)
+        raw.execute("UPDATE retrieval_snapshots SET fingerprint = ?, data = ?", (code, data))
+        raw.commit()
+        raw.close()
+        tree = _open(path)
+        got = _fields(_state(tree))
+        assert got == {**expected, "version": got["version"]}  # closes flushed recall statistics
+        assert _snapshot_row(path) == (got["version"], fingerprint())  # replaced by the build
+        tree.close()
+
+
+def test_a_store_from_before_snapshots_opens_and_keeps_one(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 10))
+    tree.close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE retrieval_snapshots")
+    raw.execute("ALTER TABLE users DROP COLUMN content_version")  # schema 6's, applied again below
+    raw.execute("DELETE FROM schema_version WHERE version >= 5")
+    raw.execute("PRAGMA user_version = 4")
+    raw.commit()
+    raw.close()
+    tree = _open(path)
+    assert tree.store.schema_version() == latest_version() >= 5
+    assert _answers(tree)[0][1]
+    assert _snapshot_row(path) is not None
+    tree.close()
+
+
+def test_snapshots_are_derived_and_go_with_the_user(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 10))
+    tree.close()
+    tree = _open(path)
+    checksum = tree.store.checksum("ana")
+    _answers(tree)
+    assert tree.store.retrieval_snapshot("ana") is not None
+    assert tree.store.checksum("ana") == checksum
+    assert "retrieval_snapshots" not in tree.export("ana")
+    tree.delete_user("ana")
+    assert tree.store.retrieval_snapshot("ana") is None
+    tree.close()
+
+
+def test_a_postgres_restart_reads_the_same_state(pg_server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    url = fresh_schema_url(pg_server_url, "snapshot")
+    try:
+        tree = _open(url)
+        tree.observe_many("ana", _items(0, 40))
+        tree.consolidate("ana")
+        tree.close()
+        tree = _open(url)
+        expected, answers = _fields(_state(tree)), _answers(tree)  # built, and kept
+        tree.close()
+        tree = _open(url)
+        with _refusing(monkeypatch):
+            got = _fields(_state(tree))
+        # The same state; the close before flushed recall statistics (a new version
+        # whose snapshot was kept).
+        assert got == {**expected, "version": got["version"]} and _answers(tree) == answers
+        tree.observe("ana", "Jonas moved again, to Lisbon this time.")
+        assert tree.store.retrieval_snapshot("ana") is None
+        tree.close()
+    finally:
+        drop_schema(url)
+
+
+def test_bm25_parts_round_trip_and_keep_changing_alike() -> None:
+    a = BM25Index()
+    for i in range(40):
+        a.add(f"d{i}", [f"t{i % 7}", f"u{i % 3}", "common"] + ([] if i % 5 else ["rare"]))
+    a.remove("d3")
+    a.remove("d17")
+    a.add("empty", [])
+    b = BM25Index.from_parts(a.parts())
+    queries = [["t1", "rare"], ["common"], ["u2", "t6", "nothing"]]
+    assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
+    for ix in (a, b):  # the restored index inverts its postings on its first change
+        ix.remove("d8")
+        ix.remove("empty")
+        ix.add("d40", ["t1", "t1", "rare"])
+        ix.add("d5", ["common"])
+    assert b.parts() == a.parts()
+    assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
+    with pytest.raises(ValueError):
+        BM25Index.from_parts({**a.parts(), "dl": [1]})
+
+
+def test_a_state_read_back_changes_exactly_like_a_built_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same store twice, one copy with its snapshot and one without: the state
+    # read back and the state built take the same observe and forget, in a process
+    # that keeps them cached, and stay identical.
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 40))
+    tree.consolidate("ana")
+    tree.close()
+    tree = _open(path)
+    _answers(tree)  # builds and keeps the snapshot
+    tree.close()
+    built_path = _without_snapshot(path, tmp_path / "built.db")
+    read, built = _open(path), _open(built_path)
+    assert read.store.retrieval_snapshot("ana") is not None
+    assert built.store.retrieval_snapshot("ana") is None
+    with _refusing(monkeypatch):
+        _state(read)
+    _state(built)
+    for tree in (read, built):
+        tree.observe_many("ana", _items(40, 6))
+        leaf = sorted(n.id for n in tree.graph("ana").nodes(Level.LEAF))[3]
+        tree.forget("ana", leaf)
+    assert _fields(_state(read)) == _fields(_state(built))
+    assert _answers(read) == _answers(built)
+    read.close()
+    built.close()

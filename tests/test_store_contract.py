@@ -262,23 +262,23 @@ def test_version_increments_per_commit(store: Store) -> None:
     assert store.users() == ["u"]
 
 
-def test_bookkeeping_commits_leave_the_content_version(store: Store) -> None:
+def test_recall_statistics_commits_leave_the_content_version(store: Store) -> None:
     versions = getattr(store, "versions")
     assert versions("u") == (0, 0)
     n = node("u", "n")
     assert store.commit(ChangeSet("u", upsert_nodes=[n])) == 1
     assert versions("u") == (1, 1)
     seen = replace(n, recall_count=3, t_access=T0 + timedelta(days=1))
-    assert store.commit(ChangeSet("u", upsert_nodes=[seen], bookkeeping=True, expected_version=1)) == 2
+    assert store.commit(ChangeSet("u", upsert_nodes=[seen], stats_only=True, expected_version=1)) == 2
     assert versions("u") == (2, 1)  # the version moved (writers notice), the content did not
     assert store.load_graph("u")[0][0].recall_count == 3
     assert store.commit(ChangeSet("u", events=[event()])) == 3
     assert versions("u") == (3, 3)
-    with pytest.raises(InputError, match="bookkeeping"):
-        store.commit(ChangeSet("u", upsert_nodes=[seen], events=[event()], bookkeeping=True))
-    assert versions("u") == (3, 3)
+    # A change that does more than that is content, whatever it says.
+    assert store.commit(ChangeSet("u", upsert_nodes=[seen], events=[event()], stats_only=True)) == 4
+    assert versions("u") == (4, 4)
     # A user's first commit is content whatever it says; deletion resets both.
-    assert store.commit(ChangeSet("w", upsert_nodes=[node("w", "n")], bookkeeping=True)) == versions("w")[1] >= 1
+    assert store.commit(ChangeSet("w", upsert_nodes=[node("w", "n")], stats_only=True)) == versions("w")[1] >= 1
     store.delete_user("u")
     assert versions("u") == (0, 0)
 
@@ -566,3 +566,42 @@ def test_turn_docs_round_trip_and_go_with_their_observation(store: Store) -> Non
     assert set(store.turn_docs("u")) == {"o10#0", "o2#0"}  # type: ignore[attr-defined]
     store.delete_user("u")
     assert store.turn_docs("u") == {}  # type: ignore[attr-defined]
+
+
+def test_retrieval_snapshots_hold_one_version_and_go_with_every_commit(store: Store) -> None:
+    snap = store.retrieval_snapshot  # type: ignore[attr-defined]
+    put = store.put_retrieval_snapshot  # type: ignore[attr-defined]
+    assert put("u", 1, "f", b"x") is False  # no such user: dropped
+    v = store.commit(ChangeSet("u", observations=[obs("u", "o1")]))
+    assert snap("u") is None
+    assert put("u", v + 1, "f", b"later") is False  # not the user's version: refused
+    assert put("u", v - 1, "f", b"earlier") is False
+    blob = bytes(range(256)) * 3  # every byte value, NUL included
+    assert put("u", v, "code-1", blob) is True
+    assert snap("u") == (v, "code-1", blob)
+    assert put("u", v, "code-2", b"again") is True  # replaced
+    assert snap("u") == (v, "code-2", b"again")
+    assert store.commit(ChangeSet("u")) == v  # an empty change set writes nothing
+    assert snap("u") == (v, "code-2", b"again")
+    store.commit(ChangeSet("u", observations=[obs("u", "o2")]))
+    assert snap("u") is None  # any commit of the user deletes it
+    v = store.version("u")
+    assert put("u", v, "f", b"y") is True
+    store.commit(ChangeSet("bob", observations=[obs("bob", "o1")]))
+    assert snap("u") == (v, "f", b"y")  # another user's commit does not
+    # A commit of recall statistics only keeps it, re-tagged to the new version; the
+    # same flag on a change that does more is not honoured.
+    seen = node("u", "n1")
+    v = store.commit(ChangeSet("u", upsert_nodes=[seen]))
+    assert snap("u") is None and put("u", v, "f", b"z") is True
+    seen.recall_count += 2
+    v2 = store.commit(ChangeSet("u", upsert_nodes=[seen], stats_only=True))
+    assert v2 == v + 1 and snap("u") == (v2, "f", b"z")
+    v3 = store.commit(ChangeSet("u", upsert_nodes=[seen], observations=[obs("u", "o3")], stats_only=True))
+    assert snap("u") is None
+    assert put("u", v3, "f", b"z") is True
+    assert "retrieval_snapshots" not in store.counts("u")
+    store.delete_user("u")
+    assert snap("u") is None
+    with pytest.raises(InputError):
+        put("bob", store.version("bob"), "f", "not bytes")

@@ -59,6 +59,15 @@ def _rows(path: Path) -> dict[str, str]:
         raw.close()
 
 
+def _drop_snapshots(path: Path) -> None:
+    # These tests are about the turn documents: a new process must build its state
+    # (with them), not read the snapshot of the last build (test_retrieval_snapshot).
+    raw = sqlite3.connect(path)
+    raw.execute("DELETE FROM retrieval_snapshots")
+    raw.commit()
+    raw.close()
+
+
 def _without_docs(src: Path, dst: Path) -> None:
     # The same store with no stored documents: what every recall computed before.
     raw = sqlite3.connect(src)
@@ -79,6 +88,7 @@ def test_a_new_process_reuses_the_stored_documents(tmp_path: Path) -> None:
     assert memo.hits == 0 and memo.misses == len(LINES)
     first.close()
     assert set(_rows(path)) == {f"o{i}#0" for i in range(len(LINES))}
+    _drop_snapshots(path)
     again = _open(path)
     assert _answers(again) == before
     memo = _memo(again)
@@ -115,6 +125,7 @@ def test_a_tampered_digest_is_recomputed(tmp_path: Path) -> None:
     tree.close()
     raw = sqlite3.connect(path)
     raw.execute("UPDATE turn_docs SET digest = 'x', doc = '[0, [\"zebra\"], []]'")
+    raw.execute("DELETE FROM retrieval_snapshots")
     raw.commit()
     raw.close()
     again = _open(path)
@@ -144,7 +155,9 @@ def test_a_store_from_before_the_documents_opens_and_fills_them(tmp_path: Path) 
     _fill(path)
     # Turn the file back into schema version 3: the migration only added the table.
     raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE retrieval_snapshots")
     raw.execute("DROP TABLE turn_docs")
+    raw.execute("ALTER TABLE users DROP COLUMN content_version")  # schema 6's, applied again below
     raw.execute("DELETE FROM schema_version WHERE version >= 4")
     raw.execute("PRAGMA user_version = 3")
     raw.commit()

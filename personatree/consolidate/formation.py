@@ -106,6 +106,9 @@ def form_mid(
     st = registry[mt]
     logit = evidence_logit(st.prior_logit, st.half_life_days, [n.t_first for n in members], weights, confidence.clip)
     summary = judge.summarize(members, Level.MID, mt)
+    if summary.attributes.get("named") is False:
+        # The judge found no topic its members share: a loose cluster, not a pattern.
+        return _reject(index, rnd, nodes, coh, "its leaves share no topic to name a pattern by")
     sessions, days = evidence_span(members)
     attrs = {**dict(summary.attributes), "origin": "consolidation", "cohesion": round(coh, 6),
              "sessions": sessions, "days": days, "stance": pattern_stance(node_stance(n) for n in members)}
@@ -197,6 +200,8 @@ def promote_mids(
                                    weights, confidence.clip)
             nodes = [m for m, _ in members]
             summary = judge.summarize(nodes, Level.ROOT, rt)
+            if summary.attributes.get("named") is False:
+                continue
             stance = pattern_stance(node_stance(m) for m in nodes)
             root = Node(
                 id=root_id(g.user_id, rt, [m.id for m in nodes], now), user_id=g.user_id, level=Level.ROOT,

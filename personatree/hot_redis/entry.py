@@ -81,11 +81,11 @@ class HotEntry:
     eid : bytes or None
         The id of the write it was read from (a fresh one is given at each write).
     content_version : int
-        The store's content version at ``version`` (what access bookkeeping does not
+        The store's content version at ``version`` (what recall-statistics commits do not
         move); ``version`` when not given.
     lex : dict
         ``t1``, ``t12``: snapshots of the tier-1 and tier-1+2 retrieval states'
-        text analysis (:mod:`personatree.retrieval.snapshot`); empty when absent.
+        text analysis (:mod:`personatree.retrieval.lex_snapshot`); empty when absent.
     """
 
     user_id: str

@@ -14,15 +14,19 @@ Everything here is a pure function of its input.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from typing import Sequence
 
+from ..lexicons import NOT_NAMING, SECOND_PERSON, TOPIC_SKIP
 from ..text import (
     STANCE_LABELS,
+    can_name,
     content_lemmas,
     find_entities,
     find_time,
+    has_first_person,
     key_topic,
     lemma,
     pattern_phrase,
@@ -31,7 +35,7 @@ from ..text import (
     tokenize,
 )
 
-__all__ = ["claim_phrase", "general_phrase", "majority_stance", "member_stance", "shared_topic"]
+__all__ = ["MIN_TOPIC_SHARE", "claim_phrase", "general_phrase", "majority_stance", "member_stance", "shared_topic"]
 
 # Verb frames by claim type and stance; "{t}" is the shared topic phrase. A type not
 # listed reads from its most typical member (general_phrase). The words are chosen so
@@ -64,9 +68,17 @@ _FRAMES: dict[str, dict[str, str]] = {
                  "started": "Has started avoiding {t}", "neutral": "Keeps a limit around {t}"},
 }
 
+# A name set off by a comma at either end of a sentence: the listener addressed.
+_VOCATIVE_RE = re.compile(r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)?([A-Z][a-z'-]+)\s*,"
+                          r"|,\s*([A-Z][a-z'-]+)\W*$")
+
+# A pattern is named by a topic at least this share of its members hold: a word that
+# a few members of a loose cluster happen to use does not say what the cluster is.
+MIN_TOPIC_SHARE = 0.3
+
 # The cause of a stop or a start, when the members share one ("after a knee injury").
 _CAUSE_RE = re.compile(r"\b(after|because of|due to|since)\s+(?:my|the|a|an|our|his|her)\s+((?:[a-z'-]+\s+){0,2}[a-z'-]+)", re.I)
-_PAREN_RE = re.compile(r"\s*\([^)]*\)")
+_PAREN_RE = re.compile(r"\s*\([^)]*\)|\s*\[[^\]]*\]")
 _NOTE_RE = re.compile(r"\b(?:note|entry|day|item|#)\s*\d+\b|#\d+", re.I)
 _WE_RE = re.compile(r"^\W*(we're|we are|we)\b", re.I)
 _SPACES_RE = re.compile(r"\s{2,}")
@@ -96,49 +108,68 @@ def majority_stance(stances: Sequence[str]) -> str:
     return max(counts, key=lambda s: (counts[s], s != "neutral", -STANCE_LABELS.index(s)))
 
 
-def shared_topic(texts: Sequence[str], max_words: int = 3) -> str:
+def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float = 0.0,
+                 names: bool = False) -> str:
     """The topic phrase the texts share, lower-case ("hiking", "mountain hiking"), or "".
 
     The content lemmas (:func:`~personatree.text.content_lemmas`) are counted by how
-    many texts hold them; names and numbers are left out (a one-off place or counter
-    is not the topic). The most widely held lemma picks the phrase: the most common
-    key topic (:func:`~personatree.text.key_topic`) among the texts that contains it,
-    cut to the words that at least two texts share (all words for one text).
+    many texts hold them; numbers are left out, and so are names unless ``names`` (a
+    one-off place or counter is not the topic of a preference; a fact's place is its
+    topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_name`)
+    held by at least two texts (one for one text) and by ``min_share`` of them
+    qualifies; the most widely held picks the phrase: the most common key topic
+    (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
+    words that at least two texts share (all words for one text). Notes in brackets
+    ("(note 12)", "[shares a photo]") are not read.
 
     Parameters
     ----------
     texts : sequence of str
     max_words : int
+    min_share : float
+        Share of the texts that must hold the topic.
+    names : bool
+        Names count as topic words.
 
     Returns
     -------
     str
+        "" when no word qualifies.
     """
     cleaned = [_PAREN_RE.sub("", strip_summary_suffix(t)) for t in texts]
     toks = [tokenize(t) for t in cleaned]
-    names = {w.lower() for t in cleaned for e in find_entities(t) for w in e.split()}
+    skip = set() if names else {w.lower() for t in cleaned for e in find_entities(t) for w in e.split()}
     df: Counter[str] = Counter()
     first: dict[str, int] = {}
+    nameable: set[str] = set()
     for k, ts in enumerate(toks):
-        for lm in content_lemmas([w for w in ts if w not in names]):
+        for lm in content_lemmas([w for w in ts if w not in skip]):
             df[lm] += 1
             first.setdefault(lm, k * 1000 + next(i for i, w in enumerate(ts) if lemma(w) == lm))
-    if not df:
-        return ""
-    top = max(df, key=lambda lm: (df[lm], -first[lm]))
+        nameable.update(lemma(w) for w in ts if w not in skip and can_name(w))
     need = 2 if len(texts) > 1 else 1
+    floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
+    held = [lm for lm in df if lm in nameable and df[lm] >= floor]
+    if not held:
+        return ""
+    top = max(held, key=lambda lm: (df[lm], -first[lm]))
     phrases: Counter[str] = Counter()
     for ts in toks:
-        kt = key_topic([w for w in ts if w not in names], max_words=max_words)
+        kt = key_topic([w for w in ts if w not in skip], max_words=max_words)
         words = kt.split()
-        if top not in {lemma(w) for w in words}:
+        if not any(lemma(w) == top and can_name(w) for w in words):
             continue
         kept = [w for w in words if lemma(w) == top or df[lemma(w)] >= need]
+        # "encouragement means" → "encouragement": the phrase ends on words that name.
+        while kept and not can_name(kept[-1]):
+            kept.pop()
+        while kept and not can_name(kept[0]):
+            kept.pop(0)
         if kept:
             phrases[" ".join(kept)] += 1
     if phrases:
         return max(phrases, key=lambda p: (phrases[p], -len(p), p))
-    forms = Counter(w for ts in toks for w in ts if lemma(w) == top)
+    forms = Counter(w for ts in toks for w in ts if lemma(w) == top and can_name(w))
     return max(forms, key=lambda w: (forms[w], w.endswith("ing"), w))
 
 
@@ -195,10 +226,7 @@ def _theme(texts: Sequence[str]) -> str:
     """What two or more patterns share; without a shared word, their two main topics
     joined ("hiking and cooking"), so a root never repeats one pattern alone."""
     topic = shared_topic(texts)
-    if len(texts) < 2 or not topic:
-        return topic
-    lemmas = [content_lemmas(tokenize(_PAREN_RE.sub("", strip_summary_suffix(t)))) for t in texts]
-    if any(sum(1 for ls in lemmas if lemma(w) in ls) >= 2 for w in topic.split()):
+    if topic or len(texts) < 2:
         return topic
     own: list[str] = []
     for t in texts:
@@ -207,46 +235,80 @@ def _theme(texts: Sequence[str]) -> str:
             own.append(kt)
         if len(own) == 2:
             break
-    return " and ".join(own) if len(own) == 2 else topic
+    return " and ".join(own) if len(own) == 2 else ""
+
+
+def _addresses(sentence: str) -> bool:
+    """Whether the sentence calls someone by name ("John, I'm sorry…", "I get it, Jon").
+
+    A name after the last comma counts only in a short reply: in "I live in Porto,
+    Portugal" it is a place.
+    """
+    for m in _VOCATIVE_RE.finditer(sentence):
+        if m.group(2) and len(sentence.split()) > 4:
+            continue
+        word = (m.group(1) or m.group(2)).lower()
+        if word not in TOPIC_SKIP and word not in NOT_NAMING:
+            return True
+    return False
 
 
 def claim_phrase(
     texts: Sequence[str], stances: Sequence[str], schema_type: str, representative: str, *, root: bool = False
-) -> str:
-    """The claim text for members with these texts and stances.
+) -> tuple[str, str]:
+    """The claim text for members with these texts and stances, and the topic it names.
+
+    A claim is only written when the members share a topic that can name it (held by
+    :data:`MIN_TOPIC_SHARE` of them, see :func:`shared_topic`): a cluster that shares
+    none is not a pattern the offline judge can state truthfully, and ("", "") says
+    so. A type without a verb frame reads from its most typical member, which must
+    state the topic and speak of the person, not to a listener ("Your support means a
+    lot" is no claim about the speaker).
 
     Parameters
     ----------
     texts : sequence of str
-        The members' contents (leaf sentences, or mid summaries for a root).
+        The members' contents (leaf sentences), or for a root the topics of its
+        patterns (or their summaries).
     stances : sequence of str
         The members' stances (:data:`~personatree.text.STANCE_LABELS`).
     schema_type : str
         The claim's type; picks the verb frame.
     representative : str
-        The most typical member's content, for types without a frame and as a fallback.
+        The most typical member's content, for types without a frame.
     root : bool
         The members are patterns: the claim names their common theme
         (:func:`_theme`).
 
     Returns
     -------
-    str
-        Third-person, capitalised, without a trailing period or mention suffix.
+    (str, str)
+        The claim, third-person, capitalised, without a trailing period or mention
+        suffix, and its topic; both "" when the members share no nameable topic.
     """
     frames = _FRAMES.get(schema_type)
     if frames is not None:
-        topic = _theme(texts) if root else shared_topic(texts)
-        if topic:
-            stance = majority_stance(stances)
-            phrase = frames[stance].format(t=topic)
-            if stance in ("stopped", "started"):
-                cause = _cause(texts)
-                if cause and topic not in cause:
-                    phrase = f"{phrase} {cause}"
-            return phrase[:1].upper() + phrase[1:]
+        topic = _theme(texts) if root else shared_topic(texts, min_share=MIN_TOPIC_SHARE)
+        if not topic:
+            return "", ""
+        stance = majority_stance(stances)
+        phrase = frames[stance].format(t=topic)
+        if stance in ("stopped", "started"):
+            cause = _cause(texts)
+            if cause and topic not in cause:
+                phrase = f"{phrase} {cause}"
+        return phrase[:1].upper() + phrase[1:], topic
+    topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=True)
+    said = tokenize(representative)
+    # A statement about the speaker says "I" or "we"; "Woohoo, John" and "Your
+    # support means a lot" are said to someone, not about oneself.
+    if not topic or not has_first_person(said) or SECOND_PERSON & set(said) or _addresses(representative):
+        return "", ""
     keep_places = schema_type in ("fact", "relationship", "identity")
-    return general_phrase(representative, keep_places=keep_places)
+    phrase = general_phrase(representative, keep_places=keep_places)
+    if not {lemma(w) for w in topic.split()} & {lemma(w) for w in tokenize(phrase)}:
+        return "", ""
+    return phrase, topic
 
 
 def member_stance(content: str, attributes: dict | None) -> str:

@@ -224,6 +224,7 @@ def summarize_job(
             "topic": one_line(answer.topic, 80).lower() or attrs.get("topic", ""),
             "evidence": [shown[k].id for k in cited],
             "judge": model,
+            "named": True,  # the model wrote the claim from the evidence it cites
         })
         return Summary(content=content, schema_type=schema_type, attributes=attrs)
 

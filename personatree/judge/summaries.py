@@ -9,7 +9,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..text import analyze_stance, format_month_span, key_topic, pattern_phrase, strip_summary_suffix, tokenize
+from ..text import (
+    analyze_stance,
+    format_month_span,
+    key_topic,
+    pattern_phrase,
+    strip_summary_suffix,
+    tokenize,
+    with_mentions,
+)
 from ..types import Level, Node, Summary
 from .claims import claim_phrase, majority_stance, member_stance
 
@@ -28,11 +36,6 @@ def mentions_and_span(members: Sequence[Node]) -> tuple[int, str]:
     return mentions, span
 
 
-def with_mentions(claim: str, mentions: int, span: str) -> str:
-    """A mid-level claim with its suffix: "Enjoys hiking (5 mentions, Mar–Jun 2024)"."""
-    return f"{claim} ({mentions} mention{'s' if mentions != 1 else ''}, {span})"
-
-
 def offline_summary(members: Sequence[Node], level: Level, schema_type: str) -> Summary:
     """The claim of ``schema_type`` at ``level`` that ``members`` share (see
     :meth:`personatree.judge.offline.OfflineJudge.summarize`); ``members`` is not empty."""
@@ -42,11 +45,15 @@ def offline_summary(members: Sequence[Node], level: Level, schema_type: str) -> 
     # The wording comes from the most typical members: a bounded sample, so a huge
     # cluster costs no more text analysis than a big one.
     sample = [ordered[i] for i in sorted(np.argsort(-score, kind="stable")[:_PHRASE_SAMPLE].tolist())]
-    texts = [_main_clause(strip_summary_suffix(n.content)) for n in sample]
+    root = level is Level.ROOT
+    # A root reads the topics its patterns were named by: their claims' frame words
+    # ("Working toward", "Makes a habit of") are not what they share.
+    texts = [_topic_of(n) if root else _main_clause(strip_summary_suffix(n.content)) for n in sample]
     stances = [member_stance(n.content, n.attributes) for n in sample]
     rep = _main_clause(medoid.content)
-    phrase = claim_phrase(texts, stances, schema_type, rep, root=level is Level.ROOT)
-    if not phrase:
+    phrase, topic = claim_phrase(texts, stances, schema_type, rep, root=root)
+    named = bool(phrase)
+    if not named:
         phrase = pattern_phrase(rep) or strip_summary_suffix(medoid.content).strip()
     mentions, span = mentions_and_span(ordered)
     content = phrase if level is Level.ROOT else with_mentions(phrase, mentions, span)
@@ -58,9 +65,16 @@ def offline_summary(members: Sequence[Node], level: Level, schema_type: str) -> 
         "span": span,
         "polarity": analyze_stance(phrase, toks).polarity,
         "stance": majority_stance(stances),
-        "topic": key_topic(toks),
+        "topic": topic or key_topic(toks),
+        "named": named,
     }
     return Summary(content=content, schema_type=schema_type, attributes=attrs)
+
+
+def _topic_of(node: Node) -> str:
+    """The topic a pattern was named by, else its claim without the mention suffix."""
+    topic = (node.attributes or {}).get("topic")
+    return topic if isinstance(topic, str) and topic else strip_summary_suffix(node.content)
 
 
 def _main_clause(text: str) -> str:

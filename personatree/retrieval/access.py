@@ -3,9 +3,10 @@
 Writing on every recall would turn a read into a transaction (and bump the user's
 version, invalidating every cache). Instead the bumps are buffered per engine and
 flushed through ``Engine.transact`` every N recalls and when the engine closes, as
-``bookkeeping`` commits: the version moves (a concurrent writer's tree is reloaded,
-so no bump is lost), the content version does not, so copies of the tree's content
-kept elsewhere (a shared hot tier) stay current. Tiering reads these fields.
+``stats_only`` commits: the version moves (a concurrent writer's tree is reloaded,
+so no bump is lost), the content version does not, so what was derived from the
+content (the retrieval snapshot, a shared hot tier's entries) stays current.
+Tiering reads these fields.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class AccessLog:
             def work(
                 graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id
             ) -> tuple[ChangeSet, None]:
-                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps), bookkeeping=True), None
+                # Only recall statistics change: the user's retrieval snapshot stays valid.
+                return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps), stats_only=True), None
 
             self.engine.transact(user_id, work)
 

@@ -17,7 +17,7 @@ from collections import Counter
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, KeysView
 
 import numpy as np
 
@@ -192,7 +192,9 @@ class BM25Index:
         self._row: dict[str, int] = {}
         self._ids: list[str | None] = []
         self._free: list[int] = []
-        self._terms: list[Counter[str] | None] = []
+        # Each row's term counts, for remove(); None until first needed in an index
+        # read from a snapshot (it is the postings inverted, see from_parts).
+        self._terms: list[Counter[str] | None] | None = []
         self._dl = np.zeros(64, dtype=np.float32)
         self._post: dict[str, dict[int, int]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -204,18 +206,85 @@ class BM25Index:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._row
 
+    def doc_ids(self) -> KeysView[str]:
+        """The ids of the indexed documents."""
+        return self._row.keys()
+
+    def parts(self) -> dict[str, Any]:
+        """The index as plain values (ids, rows, lengths, postings), for a snapshot.
+
+        Returns
+        -------
+        dict
+            What :meth:`from_parts` reads back into an identical index (same rows,
+            so the same scores and the same order of ties).
+        """
+        n = len(self._ids)
+        return {
+            "k1": self.k1, "b": self.b, "ids": self._ids, "free": self._free, "total": self._total,
+            "dl": self._dl[:n].astype(np.int64).tolist(),
+            "post": [[t, list(p), list(p.values())] for t, p in self._post.items()],
+        }
+
+    @classmethod
+    def from_parts(cls, parts: dict[str, Any]) -> "BM25Index":
+        """The index :meth:`parts` described.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            Parts that do not describe a consistent index.
+        """
+        ix = cls(float(parts["k1"]), float(parts["b"]))
+        ids: list[str | None] = [None if x is None else str(x) for x in parts["ids"]]
+        dl = parts["dl"]
+        if len(dl) != len(ids):
+            raise ValueError("one length per row expected")
+        ix._ids = ids
+        ix._row = {x: i for i, x in enumerate(ids) if x is not None}
+        ix._free = [int(r) for r in parts["free"]]
+        if len(ix._row) + len(ix._free) != len(ids):
+            raise ValueError("every row is a document or free")
+        size = 64
+        while size < len(ids):
+            size *= 2
+        ix._dl = np.zeros(size, dtype=np.float32)
+        ix._dl[: len(ids)] = np.asarray(dl, dtype=np.float32)
+        ix._total = int(parts["total"])
+        ix._post = {str(t): dict(zip(rows, counts, strict=True)) for t, rows, counts in parts["post"]}
+        ix._terms = None
+        return ix
+
+    def _term_rows(self) -> list[Counter[str] | None]:
+        # Each row's term counts; inverted from the postings the first time an index
+        # read from a snapshot changes (a first recall never needs them).
+        if self._terms is None:
+            terms: list[Counter[str] | None] = [None] * len(self._ids)
+            for t, post in self._post.items():
+                for row, c in post.items():
+                    tf = terms[row]
+                    if tf is None:
+                        tf = terms[row] = Counter()
+                    tf[t] = c
+            for row, x in enumerate(self._ids):
+                if x is not None and terms[row] is None:
+                    terms[row] = Counter()  # an empty document
+            self._terms = terms
+        return self._terms
+
     def add(self, doc_id: str, tokens: Iterable[str]) -> None:
         """Insert (or replace) a document given its tokens."""
         if doc_id in self._row:
             self.remove(doc_id)
+        terms = self._term_rows()
         tf = Counter(tokens)
         row = self._free.pop() if self._free else len(self._ids)
         if row == len(self._ids):
             self._ids.append(None)
-            self._terms.append(None)
+            terms.append(None)
             if row >= self._dl.shape[0]:
                 self._dl = np.concatenate([self._dl, np.zeros_like(self._dl)])
-        self._ids[row], self._terms[row], self._row[doc_id] = doc_id, tf, row
+        self._ids[row], terms[row], self._row[doc_id] = doc_id, tf, row
         n = sum(tf.values())
         self._dl[row] = n
         self._total += n
@@ -229,14 +298,15 @@ class BM25Index:
         Adding them in this order to an empty index rebuilds one that ranks alike
         (rows keep their relative order, which breaks score ties).
         """
-        return [(i, dict(tf)) for i, tf in zip(self._ids, self._terms) if i is not None and tf is not None]
+        return [(i, dict(tf)) for i, tf in zip(self._ids, self._term_rows()) if i is not None and tf is not None]
 
     def remove(self, doc_id: str) -> None:
         """Remove a document if present."""
         row = self._row.pop(doc_id, None)
         if row is None:
             return
-        tf = self._terms[row] or Counter()
+        terms = self._term_rows()
+        tf = terms[row] or Counter()
         for t in tf:
             post = self._post[t]
             del post[row]
@@ -245,7 +315,7 @@ class BM25Index:
             self._arrays.pop(t, None)
         self._total -= int(self._dl[row])
         self._dl[row] = 0
-        self._ids[row], self._terms[row] = None, None
+        self._ids[row], terms[row] = None, None
         self._free.append(row)
 
     def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:

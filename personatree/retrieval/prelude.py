@@ -27,6 +27,7 @@ from ..types import Level, Route
 from .engine import recall_state
 from .result import Recall
 from .router import Router, default_router
+from .snapshot import encode, restore, store_snapshots
 from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
@@ -147,9 +148,24 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
 
     Call under the engine's lock. Whole turns are read from the store's observation
     log, and the user's archived leaves (evidence the tree's bounds took out of it)
-    are searched too.
+    are searched too. A state not cached yet is read from the store's snapshot of it
+    when there is one for this version (:mod:`.snapshot`); else it is built, and the
+    build is kept as the snapshot.
     """
     engine = engine_of(tree)
     cache = engine.caches.get(_STATES, dict)
-    return state_for(cache, user_id, st.graph, st.version, store_turn_text(engine.store, user_id),
-                     store_archive(engine.store, user_id), lambda: store_turn_memo(engine.store, user_id))
+    turn_text, archive = store_turn_text(engine.store, user_id), store_archive(engine.store, user_id)
+    snapshots = store_snapshots(engine.store, user_id) if user_id not in cache else None
+    if snapshots is not None:
+        # A new state: read back the one built at this version if the store keeps it.
+        data = snapshots.load(st.version)
+        if data is not None:
+            fresh = RetrievalState(st.graph, turn_text=turn_text, archive_source=archive)
+            if restore(fresh, st.graph, st.version, data):
+                cache[user_id] = fresh
+                return fresh
+    state = state_for(cache, user_id, st.graph, st.version, turn_text, archive,
+                      lambda: store_turn_memo(engine.store, user_id))
+    if snapshots is not None:
+        snapshots.save(st.version, encode(state))  # built from scratch: what a snapshot holds
+    return state

@@ -1,148 +1,212 @@
-"""A retrieval state's text analysis as plain data, to rebuild the state without it.
+"""A user's built retrieval state, kept in the store and read back in bulk.
 
-Building a :class:`~personatree.retrieval.state.RetrievalState` costs mostly text
-analysis: tokenizing every claim and every turn for BM25, testing each leaf for a
-stated disposition or change, reading its stance and when it was said. A process
-that receives a sub-tree built elsewhere (a shared hot tier) can receive that
-analysis with it (:func:`lexical_snapshot`) and rebuild the state from it
-(:func:`restore_state`): only the support maps and embedding rows are recomputed
-from the graph, and the BM25 rows are laid out as a build from the text lays them
-out, so the restored state is the one that build gives (ties included), whether
-the snapshot was taken of a fresh state or of one updated in place.
+Building a user's state node by node and turn by turn (signatures, stance and
+change cues, the turn index and its BM25 inserts) is most of a first recall in a new
+process. What it produces depends only on the user's data at one store version and
+on the code that analysed it, so a freshly built state is encoded here (one orjson
+document of plain lists: BM25 postings, turn maps, the cues' results) and kept in the
+store's ``retrieval_snapshots`` (see :mod:`personatree.store.snapshots`) with that
+version and a :func:`fingerprint` of the code.
 
-A snapshot carries a fingerprint of the text analysis (:func:`analysis_fingerprint`):
-a process whose tokenizer or cues behave differently rebuilds from the text instead
-of trusting another release's analysis. It also names every node it analysed, and
-is refused unless those are exactly the graph's nodes.
+It is never served stale: it is used only when its version is the user's current
+version and its fingerprint the running code's; every commit of the user deletes it
+in the same transaction; and on reading, its leaf, mid and root ids must be exactly
+the ones the loaded tree and archive hold, or the state is built again. Only a state
+built from scratch is written (never one refreshed incrementally), so a state read
+back is identical to the one a fresh build would make, ties included. The tree and the
+archive themselves are still read from their tables: the snapshot adds nothing that
+could disagree with them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+import sys
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Hashable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Hashable
+
+import orjson
 
 from ..graph import MemoryGraph
-from ..text import is_change
 from ..types import Level
 from .lexical import BM25Index
-from .state import RetrievalState, _signature
-from .turn_memo import fingerprint as turn_fingerprint
+from .state import RetrievalState, signature
+from .turn_memo import fingerprint as analysis_fingerprint
 
-__all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "restore_state"]
+__all__ = ["Snapshots", "encode", "fingerprint", "restore", "store_snapshots"]
 
 #: Bumped when what a snapshot holds changes shape.
-SNAPSHOT_FORMAT = "1"
+_FORMAT = "1"
 
-_CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
+# The modules whose code decides what a built state holds: the state itself, the
+# lexical analysis, the cues (personatree.text, the lexicons), stances and times.
+_MODULES = (
+    "personatree.retrieval.state", "personatree.retrieval.lexical", "personatree.retrieval.turn_memo",
+    "personatree.retrieval.snapshot", "personatree.stance", "personatree.timeline", "personatree.types",
+    "personatree.lexicons", "personatree.graph", "personatree.text",
+)
 
 
 @lru_cache(maxsize=1)
-def analysis_fingerprint() -> str:
-    """A digest of the text analysis a snapshot depends on (tokenizer, disposition and
-    change cues, measured on probe texts), with the snapshot format."""
-    probes = ("I quit smoking last year and started running instead.",
-              "These days I work from home; I used to commute.",
-              "We went to the lake on Saturday.")
-    parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
-    parts.extend(str(is_change(p)) for p in probes)
-    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+def fingerprint() -> str | None:
+    """A digest of the code a built state depends on, or ``None`` when it cannot be read.
+
+    The source of every module that decides what the state holds (a package: all its
+    ``.py`` files), the snapshot format, and the probe-based fingerprint of the text
+    analysis: any release or local edit of that code gives another fingerprint, so its
+    snapshots are rebuilt rather than trusted. Without readable sources (a frozen
+    build), snapshots are not used at all.
+    """
+    h = hashlib.blake2b(f"{_FORMAT}\x1f{analysis_fingerprint()}".encode(), digest_size=16)
+    for name in _MODULES:
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None)
+        if origin is None:
+            __import__(name)
+            origin = getattr(sys.modules[name], "__file__", None)
+        if origin is None:
+            return None
+        path = Path(origin)
+        files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
+        try:
+            for f in files:
+                h.update(f"\x1e{f.name}\x1f".encode())
+                h.update(f.read_bytes())
+        except OSError:
+            return None
+    return h.hexdigest()
 
 
-def lexical_snapshot(state: RetrievalState) -> dict[str, Any]:
-    """The text analysis of ``state`` as JSON-ready data.
+def encode(state: RetrievalState) -> bytes:
+    """The snapshot of a state just built from scratch.
 
     Parameters
     ----------
     state : RetrievalState
-        A state without an archive (what a snapshot rebuilds is the graph's nodes).
 
     Returns
     -------
-    dict
-
-    Raises
-    ------
-    ValueError
-        If the state holds archived leaves.
+    bytes
     """
-    if state.archive:
-        raise ValueError("a state with archived leaves has no snapshot")
-    out: dict[str, Any] = {"fp": analysis_fingerprint()}
-    for key, lv in _CLAIMS:
-        out[key] = state.bm25[lv].documents()
-    out["turns"] = state.turns.documents()
-    out["turn_leaves"] = state.turn_leaves
-    out["turn_seq"] = state.turn_seq
-    out["turn_session"] = state.turn_session
-    out["dispositions"] = sorted(state.dispositions)
-    out["changes"] = sorted(state.changes)
-    out["said"] = {k: list(v) for k, v in state.leaf_said.items()}
-    return out
+    said = state.leaf_said
+    return orjson.dumps({
+        "format": _FORMAT,
+        "turn_of": [list(state.turn_of), list(state.turn_of.values())],
+        "turn_leaves": state.turn_leaves,
+        "turn_seq": state.turn_seq,
+        "turn_session": [list(state.turn_session), list(state.turn_session.values())],
+        "dispositions": sorted(state.dispositions),
+        "changes": sorted(state.changes),
+        "said": [list(said), [s[0] for s in said.values()], [s[1] for s in said.values()],
+                 [s[2] for s in said.values()]],
+        "mid": state.bm25[Level.MID].parts(),
+        "root": state.bm25[Level.ROOT].parts(),
+        "turns": state.turns.parts(),
+    })
 
 
-def _index(docs: Mapping[str, Any], order: list[str]) -> BM25Index:
-    ix = BM25Index()
-    for doc_id in order:
-        # Counter.elements repeats each term in its first-seen order: the same
-        # counts, and the same postings order, as the tokens the state indexed.
-        ix.add(doc_id, Counter({str(t): int(c) for t, c in docs[doc_id].items()}).elements())
-    return ix
-
-
-def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]) -> RetrievalState | None:
-    """The retrieval state of ``graph`` at ``version``, from a :func:`lexical_snapshot`.
+def restore(state: RetrievalState, graph: MemoryGraph, version: Hashable, data: bytes) -> bool:
+    """Fill a new, empty ``state`` from a snapshot of ``graph`` at ``version``.
 
     Parameters
     ----------
+    state : RetrievalState
+        Made for the user, not refreshed yet.
     graph : MemoryGraph
-        Exactly the nodes the snapshot was taken over, in any order.
+        The user's tree at ``version`` (the snapshot's version: the caller checked).
     version : hashable
-    snap : mapping
+    data : bytes
 
     Returns
     -------
-    RetrievalState or None
-        ``None`` when the snapshot is of another analysis, unreadable, or not of
-        these nodes: the caller builds the state from the text.
+    bool
+        Whether the state was filled. ``False`` (the snapshot is unreadable or does
+        not hold exactly the tree's and archive's nodes) leaves the state empty but
+        for its archive, and the caller builds it.
     """
-    if not isinstance(snap, Mapping) or snap.get("fp") != analysis_fingerprint():
-        return None
-    st = RetrievalState(graph)
+    if state.archive_source is not None:
+        state.archive = state.archive_source(state.archive)
+    every = state._every(graph)
     try:
-        # Rows in the order a build from the text gives them (nodes in graph order,
-        # turns sorted): ties break alike whatever state the snapshot was taken of.
-        for key, lv in _CLAIMS:
-            docs = {str(d): tf for d, tf in snap[key]}
-            order = [n.id for n in graph.nodes(lv)]
-            if len(docs) != len(order):
-                return None
-            st.bm25[lv] = _index(docs, order)
-        turn_of = {str(x): str(tk) for tk, ids in snap["turn_leaves"].items() for x in ids}
-        for n in graph.nodes(Level.LEAF):
-            tk = turn_of[n.id]
-            st.turn_of[n.id] = tk
-            st.turn_leaves.setdefault(tk, []).append(n.id)
-        if len(turn_of) != len(st.turn_of):
-            return None
-        docs = {str(d): tf for d, tf in snap["turns"]}
-        if docs.keys() != st.turn_leaves.keys():
-            return None
-        st.turns = _index(docs, sorted(docs))
-        st.turn_seq = {str(tk): int(s) for tk, s in snap["turn_seq"].items()}
-        st.turn_session = {str(tk): str(s) for tk, s in snap["turn_session"].items()}
-        for tk, sess in st.turn_session.items():
-            st.session_turns.setdefault(sess, set()).add(tk)
-        st.dispositions = {str(x) for x in snap["dispositions"]}
-        st.changes = {str(x) for x in snap["changes"]}
-        st.leaf_said = {str(k): (float(v[0]), int(v[1]), str(v[2])) for k, v in snap["said"].items()}
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        d = orjson.loads(data)
+        if d.get("format") != _FORMAT:
+            return False
+        turn_of = dict(zip(d["turn_of"][0], d["turn_of"][1], strict=True))
+        bm25 = {Level.MID: BM25Index.from_parts(d["mid"]), Level.ROOT: BM25Index.from_parts(d["root"])}
+        turns = BM25Index.from_parts(d["turns"])
+        ids, at, side, sess = d["said"]
+        leaf_said = dict(zip(ids, zip(at, side, sess, strict=True), strict=True))
+        turn_session = dict(zip(d["turn_session"][0], d["turn_session"][1], strict=True))
+        turn_leaves, turn_seq = d["turn_leaves"], d["turn_seq"]
+    except (ValueError, TypeError, KeyError):
+        return False
+    by_level: dict[Level, set[str]] = {lv: set() for lv in Level}
+    for n in every:
+        by_level[n.level].add(n.id)
+    if (turn_of.keys() != by_level[Level.LEAF] or leaf_said.keys() != by_level[Level.LEAF]
+            or bm25[Level.MID].doc_ids() != by_level[Level.MID]
+            or bm25[Level.ROOT].doc_ids() != by_level[Level.ROOT]
+            or turns.doc_ids() != turn_leaves.keys()):
+        return False
+    state._sig = {n.id: signature(n) for n in every}
+    state.turn_of, state.turn_leaves, state.turn_seq = turn_of, turn_leaves, turn_seq
+    state.dispositions, state.changes = set(d["dispositions"]), set(d["changes"])
+    state.leaf_said = {k: (float(a), int(b), str(c)) for k, (a, b, c) in leaf_said.items()}
+    state.bm25, state.turns = bm25, turns
+    state.turn_session = turn_session
+    state.session_turns = {}
+    for tk, s in turn_session.items():
+        state.session_turns.setdefault(s, set()).add(tk)
+    state.graph = graph
+    state._rebuild_structure(graph)
+    state.version = version
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshots:
+    """Where one user's snapshot is read from and written to.
+
+    Attributes
+    ----------
+    load : callable
+        ``load(version) -> bytes | None``: the stored snapshot if it was made at
+        ``version`` by this code.
+    save : callable
+        ``save(version, data) -> bool``: store a snapshot made at ``version``.
+    """
+
+    load: Callable[[int], bytes | None]
+    save: Callable[[int, bytes], bool]
+
+
+def store_snapshots(store: Any, user_id: str) -> Snapshots | None:
+    """The snapshots of a user in a store's ``retrieval_snapshots``, or ``None``.
+
+    Parameters
+    ----------
+    store : Store
+        Anything with ``retrieval_snapshot(user_id)`` and
+        ``put_retrieval_snapshot(user_id, version, fingerprint, data)``.
+    user_id : str
+
+    Returns
+    -------
+    Snapshots or None
+        ``None`` for a store without snapshots or code whose sources cannot be read.
+    """
+    read = getattr(store, "retrieval_snapshot", None)
+    put = getattr(store, "put_retrieval_snapshot", None)
+    code = fingerprint()
+    if read is None or put is None or code is None:
         return None
-    if st.leaf_said.keys() != st.turn_of.keys():
-        return None
-    # What a later refresh compares against, as a build from the text leaves it.
-    st._sig = {n.id: _signature(n) for n in graph.nodes()}
-    st._rebuild_structure(graph)
-    st.version = version
-    return st
+
+    def load(version: int) -> bytes | None:
+        row = read(user_id)
+        if row is None or row[0] != version or row[1] != code:
+            return None
+        return bytes(row[2])
+
+    return Snapshots(load, lambda version, data: bool(put(user_id, version, code, data)))

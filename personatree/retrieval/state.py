@@ -75,7 +75,8 @@ def node_doc_tokens(node: Node) -> list[str]:
     return tokenize(node.content + " " + _extra_text(node)) + date_tokens(node.t_first)
 
 
-def _signature(node: Node) -> Hashable:
+def signature(node: Node) -> Hashable:
+    """What the state holds of a node depends on only these (compared on refresh)."""
     return (node.level, node.content, node.t_first, _extra_text(node), turn_key(node))
 
 
@@ -179,7 +180,7 @@ class RetrievalState:
     def _diff_every(self, graph: MemoryGraph, dirty_turns: set[str]) -> dict[str, Hashable]:
         # Compare every node's signature with the last refresh's; returns the new ones.
         every = self._every(graph)
-        new_sig = {n.id: _signature(n) for n in every}
+        new_sig = {n.id: signature(n) for n in every}
         for nid, sig in self._sig.items():
             if new_sig.get(nid) != sig:
                 self._drop(nid, sig, dirty_turns)
@@ -193,7 +194,7 @@ class RetrievalState:
         new_sig = dict(self._sig)
         for nid in ids:
             if nid in graph:
-                new_sig[nid] = _signature(graph.node(nid))
+                new_sig[nid] = signature(graph.node(nid))
             else:
                 new_sig.pop(nid, None)
         for nid in ids:

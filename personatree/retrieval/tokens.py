@@ -4,7 +4,9 @@
 bundled Hugging Face tokenizers for others) and works offline, but each call costs
 ~30 µs for a line, most of it resolving the tokenizer again; the count function is
 resolved once per model (~4 µs a line). Recall counts the same node lines over and
-over, so counts are also cached per text hash.
+over, so counts are also cached per text hash. For the gpt-4o family (the default
+model) the same counts are made with tiktoken directly (:mod:`.openai_tokens`), so a
+process that calls no LLM never pays the seconds litellm takes to import.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ..offline_litellm import import_litellm
+from .openai_tokens import direct_counter
 
 __all__ = ["LiteLLMTokenCounter", "CachedCounter", "WordCounter", "shared_counter", "counter_of"]
 
@@ -28,6 +31,11 @@ _PROBES = (
     "word " * 3000,
     "<|endoftext|> ünïcödé 東京 12:30pm",
 )
+
+
+def _count_function(model: str) -> Callable[[str], int]:
+    # litellm's counts either way; litellm itself is imported only when needed.
+    return direct_counter(model, lambda: _litellm_counter(model)) or _litellm_counter(model)
 
 
 def _litellm_counter(model: str) -> Callable[[str], int]:
@@ -93,7 +101,10 @@ class CachedCounter:
 
 
 class LiteLLMTokenCounter(CachedCounter):
-    """Counts tokens the way ``model``'s tokenizer does, via ``litellm.token_counter``.
+    """Counts tokens the way ``litellm.token_counter`` counts them for ``model``.
+
+    litellm is imported only for a model not counted directly (see
+    :mod:`.openai_tokens`).
 
     Parameters
     ----------
@@ -106,7 +117,7 @@ class LiteLLMTokenCounter(CachedCounter):
 
     def __init__(self, model: str = "gpt-4o-mini", max_entries: int = 200_000) -> None:
         self.model = model
-        super().__init__(_litellm_counter(model), max_entries)
+        super().__init__(_count_function(model), max_entries)
 
     def __repr__(self) -> str:
         return f"LiteLLMTokenCounter({self.model!r})"

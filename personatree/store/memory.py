@@ -19,6 +19,7 @@ from ..types import Edge, Node, Observation
 from . import codec
 from .closing import Closing
 from .rows import EVENT_SEQ, OBS_SEQ, cache_scope, check_expected_version, with_seq
+from .snapshots import Snapshot, check_snapshot
 from .turn_docs import TurnDoc, check_turn_docs, turn_prefixes
 
 __all__ = ["MemoryStore"]
@@ -37,14 +38,16 @@ class _UserState:
     events: list[Row] = field(default_factory=list)
     archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
     turn_docs: dict[str, tuple[str, str]] = field(default_factory=dict)  # derived, see turn_docs
-    content_version: int = 0  # the version of the last commit that was not bookkeeping
+    snapshot: Snapshot | None = None  # derived, see snapshots
+    content_version: int = 0  # the last commit's version that changed more than recall statistics
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
+        # The copy is the next version's: the retrieval snapshot is not carried over.
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
-            dict(self.archive), dict(self.turn_docs), self.content_version,
+            dict(self.archive), dict(self.turn_docs), content_version=self.content_version,
         )
 
 
@@ -99,7 +102,7 @@ class MemoryStore(Closing):
         """The user's version and content version (``(0, 0)`` when nothing is stored).
 
         The content version is the version of the last commit that was not
-        ``bookkeeping`` (recall's access statistics).
+        ``stats_only`` (recall statistics).
         """
         codec.check_text(user_id, "user_id")
         with self._lock:
@@ -227,7 +230,9 @@ class MemoryStore(Closing):
                 st.event_seq += 1
                 st.events.append(with_seq(row, EVENT_SEQ, st.event_seq))
             st.version += 1
-            if not (prep.bookkeeping and old is not None):
+            if prep.keeps_snapshot and old is not None and old.snapshot is not None and old.snapshot[0] == current:
+                st.snapshot = (st.version, *old.snapshot[1:])
+            if not (prep.keeps_snapshot and old is not None):
                 st.content_version = st.version
             self._users[uid] = st
             return st.version
@@ -263,6 +268,26 @@ class MemoryStore(Closing):
             for t in drop:
                 st.turn_docs.pop(t, None)
             st.turn_docs.update((t, (d, doc)) for t, d, doc in rows)
+            return True
+
+    def retrieval_snapshot(self, user_id: str) -> Snapshot | None:
+        """The user's retrieval snapshot (see :mod:`personatree.store.snapshots`), if any."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return None if st is None else st.snapshot
+
+    def put_retrieval_snapshot(self, user_id: str, version: int, fingerprint: str, data: bytes) -> bool:
+        """Keep the user's retrieval snapshot if the user is still at ``version``."""
+        codec.check_text(user_id, "user_id")
+        row = check_snapshot(version, fingerprint, data)
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            if st is None or st.version != row[0]:
+                return False
+            st.snapshot = row
             return True
 
     def vacuum(self) -> None:

@@ -52,9 +52,11 @@ USER_TABLES = ("observations", "nodes", "edges", "journal")
 USER_COUNT_TABLES = ("users", *USER_TABLES, "archive", "cache")
 STORE_TABLES = (*USER_COUNT_TABLES, "meta")
 # ``delete_user`` order: edges before the nodes they reference, the user row last.
-# ``turn_docs`` is derived (recall's turn index, see migration 0004): not counted, but
-# deleted with the user like everything else of theirs.
-USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "turn_docs", "users")
+# ``turn_docs`` and ``retrieval_snapshots`` are derived (recall's turn index and built
+# state, see migrations 0004 and 0005): not counted, but deleted with the user like
+# everything else of theirs.
+USER_DELETE_ORDER = ("edges", "nodes", "archive", "observations", "journal", "cache", "turn_docs",
+                     "retrieval_snapshots", "users")
 
 
 # -- SQL text ----------------------------------------------------------------------------

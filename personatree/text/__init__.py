@@ -24,10 +24,11 @@ One module a concept, each importing only the ones above it in this list:
   reactions and questions to the other party), :func:`is_question`,
   :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`, :func:`is_change`.
 - :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`.
-- :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`.
+- :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
+  :func:`can_name`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
-  :func:`strip_summary_suffix` and :func:`format_month_span`, turning a first-person
-  statement into a pattern phrase for summaries.
+  :func:`strip_summary_suffix`, :func:`with_mentions` and :func:`format_month_span`,
+  turning a first-person statement into a pattern phrase for summaries.
 
 :data:`STOPWORDS` is re-exported from :mod:`personatree.lexicons`.
 """
@@ -45,11 +46,11 @@ from .cues import (
     looks_like_code,
 )
 from .entities import find_entities, find_time
-from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix
+from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
 from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
 from .tokens import has_first_person, lemma, normalize, tokenize
-from .topic import content_lemmas, key_topic
+from .topic import can_name, content_lemmas, key_topic
 
 __all__ = [
     "Stance",
@@ -58,7 +59,9 @@ __all__ = [
     "chunk_text",
     "normalize",
     "tokenize",
+    "with_mentions",
     "lemma",
+    "can_name",
     "content_lemmas",
     "has_first_person",
     "is_request",

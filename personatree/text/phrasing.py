@@ -16,7 +16,7 @@ from ..lexicons import ADVERBS, IRREGULAR_3SG, LEADING_FILLER_RE, PAST_IRREGULAR
 from .sentences import EMOJI_CLASS
 from .tokens import APOSTROPHES
 
-__all__ = ["strip_summary_suffix", "pattern_phrase", "format_month_span"]
+__all__ = ["strip_summary_suffix", "with_mentions", "pattern_phrase", "format_month_span"]
 
 
 _SUFFIX_RE = re.compile(r"\s*\(\d+ mentions?(?:,[^)]*)?\)\s*$")
@@ -71,6 +71,25 @@ def strip_summary_suffix(text: str) -> str:
         The summary without it.
     """
     return _SUFFIX_RE.sub("", text)
+
+
+def with_mentions(claim: str, mentions: int, span: str) -> str:
+    """A mid-level claim with its suffix: "Enjoys hiking (5 mentions, Mar–Jun 2024)".
+
+    The inverse of :func:`strip_summary_suffix`.
+
+    Parameters
+    ----------
+    claim : str
+    mentions : int
+    span : str
+        A month span (:func:`format_month_span`).
+
+    Returns
+    -------
+    str
+    """
+    return f"{claim} ({mentions} mention{'s' if mentions != 1 else ''}, {span})"
 
 
 def pattern_phrase(sentence: str) -> str:

@@ -7,10 +7,16 @@ the phrase a leaf is filed under and the lemmas two statements share agree.
 
 from __future__ import annotations
 
-from ..lexicons import TOPIC_SKIP
+from ..lexicons import NOT_NAMING, TOPIC_SKIP
 from .tokens import lemma
 
-__all__ = ["key_topic", "content_lemmas"]
+__all__ = ["key_topic", "content_lemmas", "can_name"]
+
+
+_NOT_NAMING_LEMMAS = frozenset(lemma(w) for w in NOT_NAMING)
+# Nouns that end like a participle or an adverb ("speed", "family").
+_ED_NOUNS = frozenset("speed breed greed creed steed hundred".split())
+_LY_NOUNS = frozenset("family supply jelly belly rally bully assembly anomaly italy july ally".split())
 
 
 def _is_content(token: str) -> bool:
@@ -74,3 +80,31 @@ def content_lemmas(tokens: list[str]) -> frozenset[str]:
         The lemmas (:func:`~personatree.text.lemma`), without repeats.
     """
     return frozenset(lemma(t) for t in tokens if _is_content(t))
+
+
+def can_name(word: str) -> bool:
+    """Whether a content word can name a pattern: "hiking", "sushi", "pottery" can;
+    "shares", "talked", "stunning", "difference", "increasingly" cannot.
+
+    A word list (:data:`personatree.lexicons.NOT_NAMING`, compared by lemma so every
+    inflection counts) and two endings without a parser: a participle or past form
+    ("volunteered", "posted") and an adverb ("really", "increasingly"). Gerunds of
+    real activities ("hiking") name their activity.
+
+    Parameters
+    ----------
+    word : str
+        A lower-case token.
+
+    Returns
+    -------
+    bool
+    """
+    w = word.removesuffix("'s")
+    if not _is_content(w) or lemma(w) in _NOT_NAMING_LEMMAS:
+        return False
+    if w.endswith("ed") and len(w) >= 5 and w not in _ED_NOUNS:
+        return False
+    if w.endswith("ly") and len(w) >= 5 and w not in _LY_NOUNS:
+        return False
+    return not (w.endswith("ful") and len(w) >= 6)

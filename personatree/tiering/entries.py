@@ -3,7 +3,7 @@
 An entry (:class:`~personatree.hot_redis.HotEntry`) holds the tier lists, each hot
 member's closure, those nodes and the support edges among them, and ``lex``: the
 text analysis of the tier-1 and tier-1+2 retrieval states
-(:func:`~personatree.retrieval.snapshot.lexical_snapshot`). A process that never
+(:func:`~personatree.retrieval.lex_snapshot.lexical_snapshot`). A process that never
 loaded the user rebuilds the hot sub-trees from the entry exactly as
 :class:`~personatree.tiering.hot.HotIndex` builds them from the whole tree, and
 their retrieval states from ``lex`` without tokenizing a word: that analysis is
@@ -25,7 +25,7 @@ from ..config import TieringConfig
 from ..engine.core import Engine
 from ..graph import MemoryGraph
 from ..retrieval.lexical import token_memo
-from ..retrieval.snapshot import lexical_snapshot, restore_state
+from ..retrieval.lex_snapshot import lexical_snapshot, restore_state
 from ..retrieval.state import RetrievalState
 from ..types import EdgeKind
 from .header import NodeHeader

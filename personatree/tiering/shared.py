@@ -21,7 +21,7 @@ Kept true:
 * an entry carries the store version it was built from and that version's
   *content version*, and is served only when the store's content version is still
   that one: a stale entry is never served, it is rebuilt. Recall's access
-  bookkeeping (its write-behind flushes of recall counts, from any process, with
+  statistics (its write-behind flushes of recall counts, ``stats_only`` commits, from any process, with
   or without a hot tier) moves the version but not the content version, so it
   neither makes entries stale nor makes a writer re-rank;
 * the drift gate: a writer ranks the tree against the persona vector anchored in
@@ -247,8 +247,8 @@ def _warn(user_id: str, exc: Exception) -> None:
 def versions(engine: Engine, user_id: str) -> tuple[int, int]:
     """The user's store version and content version, in one lookup.
 
-    The content version moves with every commit but recall's access bookkeeping
-    (see :class:`~personatree.ports.ChangeSet`); entries are checked against it. A
+    The content version moves with every commit but those of recall statistics
+    only (``stats_only``, see :class:`~personatree.ports.ChangeSet`); entries are checked against it. A
     store without ``versions`` gives its version for both.
     """
     read = getattr(engine.store, "versions", None)

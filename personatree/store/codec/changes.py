@@ -52,8 +52,9 @@ class PreparedChange:
     # the ids of upserted tree nodes are in ``unarchive`` too (one place or the other).
     archive_nodes: list[tuple[Any, ...]] = field(default_factory=list)
     unarchive: list[str] = field(default_factory=list)
-    # Only access statistics change: the content version stays (ChangeSet.bookkeeping).
-    bookkeeping: bool = False
+    # The change only updates recall statistics (ChangeSet.stats_only, honoured for an
+    # upsert-only change): the user's retrieval snapshot is kept, not deleted.
+    keeps_snapshot: bool = False
 
 
 def prepare_change(change: ChangeSet) -> PreparedChange:
@@ -88,12 +89,6 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
             raise InputError("archive_nodes must hold leaf nodes")
         archive_rows.append(encode_node(n, user_id))
     upserts = [encode_node(n, user_id) for n in change.upsert_nodes]
-    if change.bookkeeping is not False and change.bookkeeping is not True:
-        raise InputError(f"bookkeeping must be True or False, got {change.bookkeeping!r}")
-    if change.bookkeeping and (change.observations or change.delete_nodes or change.upsert_edges
-                               or change.delete_edges or change.events or change.delete_observations
-                               or change.archive_nodes or change.unarchive):
-        raise InputError("a bookkeeping change set may only upsert nodes (their access statistics)")
     unarchive = check_ids(change.unarchive, "unarchive")
     return PreparedChange(
         user_id=user_id,
@@ -108,5 +103,7 @@ def prepare_change(change: ChangeSet) -> PreparedChange:
         delete_observations=check_ids(change.delete_observations, "delete_observations"),
         archive_nodes=archive_rows,
         unarchive=list(dict.fromkeys([*unarchive, *(r[1] for r in upserts)])),
-        bookkeeping=change.bookkeeping,
+        keeps_snapshot=change.stats_only is True and bool(upserts) and not (
+            change.observations or change.delete_nodes or change.upsert_edges or change.delete_edges
+            or change.events or change.delete_observations or change.archive_nodes or change.unarchive),
     )

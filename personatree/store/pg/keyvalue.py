@@ -7,8 +7,10 @@ from collections.abc import Mapping, Sequence
 from ...errors import StoreError
 from .. import codec
 from ..rows import cache_scope
+from ..snapshots import Snapshot, check_snapshot
 from ..turn_docs import TurnDoc, check_turn_docs
 from .connection import PgConnection
+from .locks import LOCK_WRITE, USER_KEY
 from .text import esc, unesc
 
 __all__ = ["PgKeyValue"]
@@ -114,6 +116,48 @@ class PgKeyValue(PgConnection):
                         [(uid, esc(t), d, esc(doc)) for t, d, doc in rows],
                     )
             return True
+        except StoreError:
+            return False
+
+    def retrieval_snapshot(self, user_id: str) -> Snapshot | None:
+        """The user's stored retrieval snapshot ``(version, fingerprint, data)``, if any.
+
+        See :mod:`personatree.store.snapshots`: derived data, deleted by every commit
+        of the user.
+        """
+        codec.check_text(user_id, "user_id")
+        with self._conn() as conn:
+            row = conn.execute("SELECT version, fingerprint, data FROM retrieval_snapshots WHERE user_id = %s",
+                               (esc(user_id),)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), bytes(row[2]))
+
+    def put_retrieval_snapshot(self, user_id: str, version: int, fingerprint: str, data: bytes) -> bool:
+        """Write (or replace) the user's retrieval snapshot, if the user is still at
+        ``version`` (a cache: a write that waits over a quarter of a second for a lock,
+        or fails, is dropped).
+
+        Returns
+        -------
+        bool
+            Whether the row was written (``False`` also when the user has moved on
+            from ``version`` or does not exist).
+        """
+        codec.check_text(user_id, "user_id")
+        version, fingerprint, data = check_snapshot(version, fingerprint, data)
+        try:
+            with self._tx() as conn:
+                conn.execute("SET LOCAL lock_timeout = '250ms'")
+                # The user's write lock: a commit in progress (which deletes the row)
+                # cannot finish between this version check and the insert.
+                conn.execute(f"SELECT pg_advisory_xact_lock({LOCK_WRITE}, {USER_KEY})", (esc(user_id),))
+                cur = conn.execute(
+                    "INSERT INTO retrieval_snapshots (user_id, version, fingerprint, data) "
+                    "SELECT user_id, version, %s, %s FROM users WHERE user_id = %s AND version = %s "
+                    "ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, "
+                    "fingerprint = excluded.fingerprint, data = excluded.data",
+                    (esc(fingerprint), data, esc(user_id), version),
+                )
+                return cur.rowcount > 0
         except StoreError:
             return False
 

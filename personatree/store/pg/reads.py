@@ -28,7 +28,7 @@ class PgReads(PgConnection):
     def versions(self, user_id: str) -> tuple[int, int]:
         """The user's version and content version (``(0, 0)`` when nothing is stored):
         one primary-key lookup. The content version is the version of the last commit
-        that was not ``bookkeeping`` (recall's access statistics)."""
+        that was not ``stats_only`` (recall statistics)."""
         codec.check_text(user_id, "user_id")
         with self._conn() as conn:
             row = conn.execute("SELECT version, content_version FROM users WHERE user_id = %s",

@@ -107,8 +107,8 @@ class PgWrites(PgConnection):
             # Start above every version a deleted user had: versions never repeat.
             current = int(row[3])
         known = set(row[5])
-        # A bookkeeping commit (access statistics) leaves the content version.
-        content = int(row[4]) if prep.bookkeeping and exists else current + 1
+        # A commit of recall statistics only (ChangeSet.stats_only) leaves the content version.
+        content = int(row[4]) if prep.keeps_snapshot and exists else current + 1
         fresh = [r for r in obs_rows if r[1] not in known]
         new_version = current + 1
         with conn.pipeline(), conn.cursor() as cur:
@@ -154,6 +154,13 @@ class PgWrites(PgConnection):
                             (uid, [esc(n) for n in prep.unarchive]))
             if prep.events:
                 cur.executemany(INSERT_EVENT, numbered([event_in(r) for r in prep.events], EVENT_SEQ, event_seq))
+            # The user's retrieval snapshot was built from the data this commit changes,
+            # unless the commit only updates recall statistics.
+            if prep.keeps_snapshot:
+                cur.execute("UPDATE retrieval_snapshots SET version = %s WHERE user_id = %s AND version = %s",
+                            (new_version, uid, current))
+            else:
+                cur.execute("DELETE FROM retrieval_snapshots WHERE user_id = %s", (uid,))
             cur.execute(
                 "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, content_version = %s, "
                 "updated_at = now() WHERE user_id = %s",

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from ...errors import StoreError
 from .. import codec
 from ..rows import cache_scope
+from ..snapshots import Snapshot, check_snapshot
 from ..turn_docs import TurnDoc, check_turn_docs
 from .connection import SQLiteConnection, now_text
 from .statements import UPSERT_META
@@ -123,6 +124,50 @@ class SQLiteKeyValue(SQLiteConnection):
                     [(user_id, *r) for r in rows],
                 )
             return True
+        except StoreError:
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy * 1000)}")
+
+    def retrieval_snapshot(self, user_id: str) -> Snapshot | None:
+        """The user's stored retrieval snapshot ``(version, fingerprint, data)``, if any.
+
+        See :mod:`personatree.store.snapshots`: derived data, deleted by every commit
+        of the user.
+        """
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            row = conn.execute(
+                "SELECT version, fingerprint, data FROM retrieval_snapshots WHERE user_id = ?", (user_id,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), bytes(row[2]))
+
+    def put_retrieval_snapshot(self, user_id: str, version: int, fingerprint: str, data: bytes) -> bool:
+        """Write (or replace) the user's retrieval snapshot, if the user is still at ``version``.
+
+        A cache write from a read path, like :meth:`put_turn_docs`: it waits at most a
+        quarter of a second for another writer's lock, and a write that fails is dropped.
+
+        Returns
+        -------
+        bool
+            Whether the row was written (``False`` also when the user has moved on
+            from ``version`` or does not exist).
+        """
+        codec.check_text(user_id, "user_id")
+        version, fingerprint, data = check_snapshot(version, fingerprint, data)
+        conn = self._conn()
+        conn.execute("PRAGMA busy_timeout = 250")
+        try:
+            with self._tx(write=True) as tx:
+                cur = tx.execute(
+                    "INSERT INTO retrieval_snapshots (user_id, version, fingerprint, data) "
+                    "SELECT user_id, version, ?, ? FROM users WHERE user_id = ? AND version = ? "
+                    "ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, "
+                    "fingerprint = excluded.fingerprint, data = excluded.data",
+                    (fingerprint, data, user_id, version),
+                )
+                return cur.rowcount > 0
         except StoreError:
             return False
         finally:

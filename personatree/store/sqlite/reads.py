@@ -38,7 +38,7 @@ class SQLiteReads(SQLiteConnection):
         """The user's version and content version (``(0, 0)`` when nothing is stored).
 
         The content version is the version of the last commit that was not
-        ``bookkeeping`` (recall's access statistics).
+        ``stats_only`` (recall statistics).
         """
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:

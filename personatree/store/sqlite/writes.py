@@ -145,8 +145,15 @@ class SQLiteWrites(SQLiteVacuum):
             _upsert_rows(conn, prep)
             event_seq = _append_events(conn, prep, event_seq)
             new_version = int(current) + 1
-            # A bookkeeping commit (access statistics) leaves the content version.
-            content = content if prep.bookkeeping and row is not None else new_version
+            # The user's retrieval snapshot was built from the data this commit changes,
+            # unless the commit only updates recall statistics.
+            if prep.keeps_snapshot:
+                conn.execute("UPDATE retrieval_snapshots SET version = ? WHERE user_id = ? AND version = ?",
+                             (new_version, uid, int(current)))
+            else:
+                conn.execute("DELETE FROM retrieval_snapshots WHERE user_id = ?", (uid,))
+            # A commit of recall statistics only (ChangeSet.stats_only) leaves the content version.
+            content = content if prep.keeps_snapshot and row is not None else new_version
             conn.execute(
                 "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, content_version = ?, updated_at = ? "
                 "WHERE user_id = ?",
