@@ -56,7 +56,7 @@ from personatree.api import PersonaTree  # noqa: E402
 from personatree.embedders import SentenceTransformerEmbedder  # noqa: E402
 from personatree.graph import MemoryGraph  # noqa: E402
 from personatree.ports import ChangeSet  # noqa: E402
-from personatree.retrieval.prelude import _STATES  # noqa: E402
+from personatree.retrieval.prelude import _STATES, user_state  # noqa: E402
 from personatree.types import Edge, EdgeKind, Level, Message, Node, Observation, Provenance  # noqa: E402
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -153,9 +153,14 @@ def question(change: ChangeSet, kind: int, rng: random.Random) -> str:
     return f"What did I tell you about this: {pick.content.rstrip('.!')}?"
 
 
-def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any) -> tuple[float, dict[str, str]]:
+def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any,
+          turn_docs: bool = True) -> tuple[float, dict[str, str]]:
     """Write every user's tree through a hot-tier tree; the seconds it took and one
-    question per user."""
+    question per user. With ``turn_docs``, each user's full retrieval state is built
+    once, which stores recall's turn documents (what any process keeps in the store
+    after a user's first full recall), so neither kind of request pays for computing
+    them: without it, whichever kind loads a user's tree first pays and the other
+    reads them."""
     texts = pool(pool_n)
     every = [t for ts in texts.values() for t in ts]
     t = time.perf_counter()
@@ -170,6 +175,10 @@ def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any
         change = user_change(uid, nodes, texts, vecs, seed=u)
         asks[uid] = question(change, u % 3, rng)
         tree.engine.transact(uid, lambda g, c=change: apply(g, c))
+        if turn_docs:
+            with tree.engine.lock:
+                user_state(tree.engine, uid, tree.engine.existing_state(uid))
+            forget(tree, uid)
         tree.engine.drop(uid)
         if u % 50 == 49:
             print(f"wrote {u + 1} users ({time.perf_counter() - t:.0f} s)", file=sys.stderr)
@@ -257,6 +266,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--pool", type=int, default=6000, help="distinct sentences embedded (default 6000)")
     ap.add_argument("--pg", default=None, help="a PostgreSQL URL (default: a fresh pgserver)")
+    ap.add_argument("--cold-turn-docs", action="store_true",
+                    help="do not store recall's turn documents in setup (users never recalled before)")
     args = ap.parse_args()
     from bench_stores import _start_postgres
 
@@ -264,7 +275,7 @@ def main() -> None:
     proc, url, folder = start_redis()
     try:
         emb = SentenceTransformerEmbedder()
-        took, asks = setup(pg, url, args.users, args.nodes, args.pool, emb)
+        took, asks = setup(pg, url, args.users, args.nodes, args.pool, emb, turn_docs=not args.cold_turn_docs)
         mem_key, mem_used, n_keys = redis_memory(url)
         uids = [f"user{u:04d}" for u in range(args.users)]
         random.Random(1).shuffle(uids)
@@ -303,7 +314,8 @@ def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: f
         fallbacks += fb
     total = sum(answered.values())
     print(f"\n{args.users} users x {args.nodes} nodes on PostgreSQL, {args.workers} workers; "
-          f"trees written in {took:.0f} s; {total} hot requests")
+          f"trees written in {took:.0f} s; {total} hot requests; turn documents "
+          f"{'not stored' if args.cold_turn_docs else 'stored'} in setup")
     print("| recall | p50 ms | p95 ms | max ms |")
     print("|---|---|---|---|")
     for name, label in (("hot", "Redis hot tier"), ("store", "load from PostgreSQL")):

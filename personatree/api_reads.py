@@ -203,10 +203,15 @@ class TreeReads:
         ------
         UnknownUserError
         """
+        positive(budget, "budget")
+        uid = self.engine.check_user(user_id)
+        if self.hot is not None:
+            from .tiering.shared_profile import shared_profile
+
+            return shared_profile(self.engine, uid, budget=budget)
         from .tiering.profile import profile_user
 
-        positive(budget, "budget")
-        return profile_user(self.engine, self.engine.check_user(user_id), budget=budget)
+        return profile_user(self.engine, uid, budget=budget)
 
     def judge_usage(self, user_id: str | None = None) -> "UsageReport | None":
         """LLM token and cost accounting per user and operation (``None`` for the offline judge)."""

@@ -163,8 +163,10 @@ class ChangeSet:
         The upserted nodes differ from the stored ones only in their recall statistics
         (``recall_count``, ``t_access``), so what was derived from the user's content
         stays valid: the store keeps the user's retrieval snapshot (re-tagged to the
-        new version) instead of deleting it. Honoured only for a change that upserts
-        nodes and does nothing else.
+        new version) instead of deleting it, and the user's *content version* (the
+        shipped stores' ``versions``) does not move, so copies of the content kept
+        elsewhere (a shared hot tier) stay current. Honoured only for a change that
+        upserts nodes and does nothing else.
     """
 
     user_id: str
@@ -196,6 +198,11 @@ class Store(Protocol):
     Every ``commit`` is atomic: after a crash either all of a change set is stored
     or none of it is. Each user has a version counter that every commit increments,
     so caches and plans can tell when they are stale.
+
+    The shipped stores also have ``versions(user_id) -> (version, content_version)``:
+    the content version is the version of the last commit that was not
+    ``stats_only`` (recall statistics), read with the version in one lookup. It is
+    optional: where a store lacks it, the version stands for both.
     """
 
     def users(self) -> list[str]:

@@ -107,6 +107,31 @@ def test_entry_follows_the_store_version_and_is_never_served_stale(stores, embed
     assert got.text == _in_process(_db(writer), embedder, ["Do I have any food allergies?"])[0][0]
 
 
+def test_access_flushes_leave_the_entry_current(stores, embedder) -> None:
+    writer, reader = stores
+    client = writer.hot.client
+    built = client.get("sam", HOT_FIELDS)
+    # A process without the hot tier recalls the user; its access counts are flushed
+    # (a commit of the store) when it closes.
+    plain = _open(_db(writer), embedder, None)
+    before = plain.store.version("sam")
+    plain.recall("sam", "What is my dog's name?", budget=80)
+    plain.close()
+    assert writer.store.version("sam") == before + 1  # the counts were written
+    got = reader.recall("sam", "Do I have any food allergies?", budget=80)
+    assert "peanuts" in got.text
+    assert reader.hot.rebuilt == 0 and reader.hot.answered[1] == 1  # served from Redis, not found stale
+    assert client.get("sam", HOT_FIELDS) == built  # nor rewritten
+    # The reader's own flush does not make it re-rank and rewrite the entry either.
+    writes = reader.hot.writes
+    reader.close()
+    assert writer.store.version("sam") == before + 2 and reader.hot.writes == writes
+    assert client.get("sam", HOT_FIELDS) == built
+    # A content change still does.
+    writer.observe("sam", "My dog Max turned five today.", at="2024-04-03T10:00:00", session_id="s6")
+    assert client.version("sam") == writer.store.version("sam")
+
+
 def test_no_stale_read_after_consolidation(stores, embedder) -> None:
     writer, reader = stores
     more = [("2024-04-%02dT10:00:00" % (d + 1), f"c{d}", f"I went climbing at the bouldering gym again, session {d}.")

@@ -122,6 +122,20 @@ def test_later_migration_applies_once_and_failure_rolls_back(db: Path) -> None:
     conn.close()
 
 
+def test_content_version_migration_starts_it_at_the_version(db: Path) -> None:
+    # A file written before the content version existed: its users' entries elsewhere
+    # were keyed by the version, so the content version starts equal to it.
+    conn = sqlite3.connect(db, isolation_level=None)
+    before = [m for m in available_migrations() if m.name != "content_version"]
+    assert len(before) == latest_version() - 1
+    migrate(conn, before)
+    conn.execute("INSERT INTO users (user_id, version, obs_seq, event_seq, created_at, updated_at) "
+                 "VALUES ('u', 7, 0, 0, '2024-01-01', '2024-01-01')")
+    conn.close()
+    with SQLiteStore(db) as store:
+        assert store.versions("u") == (7, 7)
+
+
 def test_newer_store_raises_migration_error(db: Path) -> None:
     SQLiteStore(db).close()
     raw = sqlite3.connect(db)

@@ -262,6 +262,27 @@ def test_version_increments_per_commit(store: Store) -> None:
     assert store.users() == ["u"]
 
 
+def test_recall_statistics_commits_leave_the_content_version(store: Store) -> None:
+    versions = getattr(store, "versions")
+    assert versions("u") == (0, 0)
+    n = node("u", "n")
+    assert store.commit(ChangeSet("u", upsert_nodes=[n])) == 1
+    assert versions("u") == (1, 1)
+    seen = replace(n, recall_count=3, t_access=T0 + timedelta(days=1))
+    assert store.commit(ChangeSet("u", upsert_nodes=[seen], stats_only=True, expected_version=1)) == 2
+    assert versions("u") == (2, 1)  # the version moved (writers notice), the content did not
+    assert store.load_graph("u")[0][0].recall_count == 3
+    assert store.commit(ChangeSet("u", events=[event()])) == 3
+    assert versions("u") == (3, 3)
+    # A change that does more than that is content, whatever it says.
+    assert store.commit(ChangeSet("u", upsert_nodes=[seen], events=[event()], stats_only=True)) == 4
+    assert versions("u") == (4, 4)
+    # A user's first commit is content whatever it says; deletion resets both.
+    assert store.commit(ChangeSet("w", upsert_nodes=[node("w", "n")], stats_only=True)) == versions("w")[1] >= 1
+    store.delete_user("u")
+    assert versions("u") == (0, 0)
+
+
 def test_expected_version(store: Store) -> None:
     assert store.commit(ChangeSet("u", events=[event()], expected_version=0)) == 1
     assert store.commit(ChangeSet("u", events=[event()], expected_version=1)) == 2

@@ -157,6 +157,7 @@ def test_a_store_from_before_the_documents_opens_and_fills_them(tmp_path: Path) 
     raw = sqlite3.connect(path)
     raw.execute("DROP TABLE retrieval_snapshots")
     raw.execute("DROP TABLE turn_docs")
+    raw.execute("ALTER TABLE users DROP COLUMN content_version")  # schema 6's, applied again below
     raw.execute("DELETE FROM schema_version WHERE version >= 4")
     raw.execute("PRAGMA user_version = 3")
     raw.commit()

@@ -1,6 +1,8 @@
 """The wire form of one user's hot-tier entry: what a stateless process needs to recall.
 
-An entry is built from one store version of the user's tree and holds:
+An entry is built from one store version of the user's tree (``v``; ``cv`` is
+that version's content version, what a reader checks it against; ``eid`` is new
+with every write, so a process can tell the entry it decoded last) and holds:
 
 * ``tiers``: the tier lists (recent-session leaves, top roots, pivotal nodes, tier
   2 best first), each hot member's closure (the sub-tree ids it brings, as the
@@ -13,7 +15,13 @@ An entry is built from one store version of the user's tree and holds:
   C_m, t_last), which tier 3's promotions score hits with, as in-process;
 * ``rows`` and ``emb``: every node of the closures (the store's row codec, so a
   node reads back exactly as the store gives it) and their embeddings as one
-  float32 block; ``edges``: the support edges among them.
+  float32 block; ``edges``: the support edges among them;
+* ``prof``: what the profile block needs beyond tier 1's nodes: each tier-1
+  claim's timeline over the whole tree, and the contradicting statements those
+  quote (``quotes``, without embeddings);
+* ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
+  documents, turn grouping, dispositions and changes), so a reader rebuilds the
+  states without tokenizing; unreadable, it is left out (the reader re-indexes).
 
 Nodes are JSON, never pickles: a process must not run what it reads from a shared
 server.
@@ -21,7 +29,8 @@ server.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,10 +40,12 @@ from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
 
-__all__ = ["HotEntry", "HOT_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+__all__ = ["HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
-HOT_FIELDS = ("tiers", "gate", "anchor", "rows", "emb", "edges")
+HOT_FIELDS = ("cv", "eid", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+#: The fields the profile block reads.
+PROFILE_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "prof")
 
 _F32 = np.dtype("<f4")
 
@@ -62,6 +73,19 @@ class HotEntry:
         Every node of the closures.
     edges : list of Edge
         The support edges among ``nodes``.
+    prof : dict
+        ``timelines``: tier-1 claim id → its timeline (JSON, see
+        :mod:`personatree.tiering.shared_profile`).
+    quotes : list of Node
+        Statements the profile quotes that are not in ``nodes`` (no embeddings).
+    eid : bytes or None
+        The id of the write it was read from (a fresh one is given at each write).
+    content_version : int
+        The store's content version at ``version`` (what recall-statistics commits do not
+        move); ``version`` when not given.
+    lex : dict
+        ``t1``, ``t12``: snapshots of the tier-1 and tier-1+2 retrieval states'
+        text analysis (:mod:`personatree.retrieval.lex_snapshot`); empty when absent.
     """
 
     user_id: str
@@ -72,6 +96,15 @@ class HotEntry:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     heads: dict[str, Any] = field(default_factory=dict)
+    lex: dict[str, Any] = field(default_factory=dict)
+    content_version: int = -1
+    prof: dict[str, Any] = field(default_factory=dict)
+    quotes: list[Node] = field(default_factory=list)
+    eid: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if self.content_version < 0:
+            self.content_version = self.version
 
 
 def encode_entry(entry: HotEntry) -> dict[str, bytes]:
@@ -91,6 +124,8 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
             blobs.append(blob)
         rows.append(row[1:-2] + [dim])
     return {
+        "cv": str(entry.content_version).encode(),
+        "eid": os.urandom(8).hex().encode(),
         "tiers": orjson.dumps(entry.tiers),
         "gate": orjson.dumps(entry.gate),
         "anchor": b"" if entry.anchor is None else np.asarray(entry.anchor, _F32).tobytes(),
@@ -98,12 +133,15 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "emb": b"".join(blobs),
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
         "heads": orjson.dumps(entry.heads),
+        "lex": orjson.dumps(entry.lex),
+        "prof": orjson.dumps(entry.prof | {"quotes": [list(encode_node(replace(n, embedding=None), entry.user_id))[1:]
+                                                      for n in entry.quotes]}),
     }
 
 
 def decode_heads(raw: bytes | None) -> dict[str, Any]:
-    """The ``heads`` field (``{}`` when absent or unreadable: promotions then score
-    hits afresh)."""
+    """The ``heads`` or ``lex`` field (``{}`` when absent or unreadable: promotions
+    then score hits afresh, readers index the text)."""
     try:
         out = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError:
@@ -129,6 +167,7 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
     """
     try:
         version = int(fields["v"])
+        content = int(fields.get("cv", version))
         gate, anchor = decode_gate(fields.get("gate"), fields.get("anchor"))
         tiers = orjson.loads(fields["tiers"])
         emb = fields["emb"]
@@ -146,4 +185,10 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: embedding block size")
-    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")))
+    prof = decode_heads(fields.get("prof"))
+    try:
+        quotes = [decode_node([user_id, *r]) for r in prof.pop("quotes", [])]
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
+    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
+                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"))

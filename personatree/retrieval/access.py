@@ -2,7 +2,10 @@
 
 Writing on every recall would turn a read into a transaction (and bump the user's
 version, invalidating every cache). Instead the bumps are buffered per engine and
-flushed through ``Engine.transact`` every N recalls and when the engine closes.
+flushed through ``Engine.transact`` every N recalls and when the engine closes, as
+``stats_only`` commits: the version moves (a concurrent writer's tree is reloaded,
+so no bump is lost), the content version does not, so what was derived from the
+content (the retrieval snapshot, a shared hot tier's entries) stays current.
 Tiering reads these fields.
 """
 

@@ -292,6 +292,14 @@ class BM25Index:
             self._post.setdefault(t, {})[row] = c
             self._arrays.pop(t, None)
 
+    def documents(self) -> list[tuple[str, dict[str, int]]]:
+        """Every document as (id, term → count), in row order.
+
+        Adding them in this order to an empty index rebuilds one that ranks alike
+        (rows keep their relative order, which breaks score ties).
+        """
+        return [(i, dict(tf)) for i, tf in zip(self._ids, self._term_rows()) if i is not None and tf is not None]
+
     def remove(self, doc_id: str) -> None:
         """Remove a document if present."""
         row = self._row.pop(doc_id, None)

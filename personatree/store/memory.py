@@ -39,6 +39,7 @@ class _UserState:
     archive: dict[str, Row] = field(default_factory=dict)  # id -> node row, archiving order
     turn_docs: dict[str, tuple[str, str]] = field(default_factory=dict)  # derived, see turn_docs
     snapshot: Snapshot | None = None  # derived, see snapshots
+    content_version: int = 0  # the last commit's version that changed more than recall statistics
 
     def copy(self) -> "_UserState":
         # Rows are immutable tuples of immutable values, so copying the containers suffices.
@@ -46,7 +47,7 @@ class _UserState:
         return _UserState(
             self.version, self.obs_seq, self.event_seq,
             dict(self.observations), dict(self.nodes), dict(self.edges), list(self.events),
-            dict(self.archive), dict(self.turn_docs),
+            dict(self.archive), dict(self.turn_docs), content_version=self.content_version,
         )
 
 
@@ -96,6 +97,18 @@ class MemoryStore(Closing):
             self._check_open()
             st = self._users.get(user_id)
             return 0 if st is None else st.version
+
+    def versions(self, user_id: str) -> tuple[int, int]:
+        """The user's version and content version (``(0, 0)`` when nothing is stored).
+
+        The content version is the version of the last commit that was not
+        ``stats_only`` (recall statistics).
+        """
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id)
+            return (0, 0) if st is None else (st.version, st.content_version)
 
     def existing_observations(self, user_id: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are already in the user's log."""
@@ -219,6 +232,8 @@ class MemoryStore(Closing):
             st.version += 1
             if prep.keeps_snapshot and old is not None and old.snapshot is not None and old.snapshot[0] == current:
                 st.snapshot = (st.version, *old.snapshot[1:])
+            if not (prep.keeps_snapshot and old is not None):
+                st.content_version = st.version
             self._users[uid] = st
             return st.version
 

@@ -16,7 +16,7 @@ graph version): nodes, edges and the children worth showing may all differ then.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable
+from typing import Callable, Hashable, Iterable
 
 from ..graph import MemoryGraph
 from ..retrieval.state import RetrievalState
@@ -163,6 +163,7 @@ class HotIndex:
     def from_closures(
         cls, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
         version: Hashable, *, whole: bool = False,
+        restore: Callable[[MemoryGraph], RetrievalState | None] | None = None,
     ) -> "HotIndex":
         """A hot index over closures computed elsewhere (a shared hot tier).
 
@@ -181,13 +182,16 @@ class HotIndex:
         whole : bool
             ``graph`` is exactly the sub-tree (the closures' nodes in closure order,
             with the support edges among them): used as is, not copied.
+        restore : callable, optional
+            Given the sub-tree, its retrieval state rebuilt from a snapshot of its
+            text analysis, or ``None`` to index it from the text.
 
         Returns
         -------
         HotIndex
         """
         hot = cls()
-        hot._adopt(graph, graph_key, dict(members), children, version, whole=whole)
+        hot._adopt(graph, graph_key, dict(members), children, version, whole=whole, restore=restore)
         return hot
 
     def _build(
@@ -198,6 +202,7 @@ class HotIndex:
     def _adopt(
         self, graph: MemoryGraph, graph_key: Hashable, members: dict[str, tuple[str, ...]], children: int,
         version: Hashable, whole: bool = False,
+        restore: Callable[[MemoryGraph], RetrievalState | None] | None = None,
     ) -> None:
         self.members = members
         self.counts = {}
@@ -207,7 +212,8 @@ class HotIndex:
         sub = graph if whole else _sub_tree(graph, self.counts)
         self.sub, self.graph_key, self.children, self.version = sub, graph_key, children, version
         # A fresh state: the old one indexes another graph version's node objects.
-        self.state = RetrievalState(sub).refresh(sub, version)
+        restored = restore(sub) if restore is not None else None
+        self.state = restored if restored is not None else RetrievalState(sub).refresh(sub, version)
         self.rebuilds += 1
 
     def _update(self, graph: MemoryGraph, wanted: dict[str, None], children: int, version: Hashable) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Mapping
 
 from ..config import TieringConfig
 from ..engine.core import EngineLike, engine_of
@@ -22,7 +23,7 @@ from ..retrieval.prelude import check_budget
 from ..retrieval.render import leaf_date, node_line
 from ..retrieval.tokens import counter_of
 from ..schema import SchemaRegistry
-from ..timeline import node_timeline
+from ..timeline import Timeline, node_timeline
 from ..types import Level
 from .search import tiers_of
 from .tiers import TierState
@@ -101,7 +102,7 @@ def _text(claims: list[ProfileItem], recent: list[ProfileItem], graph: MemoryGra
 
 
 def render_profile(state: TierState, graph: MemoryGraph, registry: SchemaRegistry, counter: TokenCounter,
-                   budget: int, now: datetime) -> Profile:
+                   budget: int, now: datetime, timelines: Mapping[str, Timeline] | None = None) -> Profile:
     """Render tier 1 within ``budget`` tokens (pure apart from the counter's cache).
 
     Parameters
@@ -113,6 +114,9 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: SchemaRegistr
     budget : int
     now : datetime
         When confidences are read.
+    timelines : mapping, optional
+        Claim id → its timeline, computed over the whole tree when ``graph`` holds
+        only part of it (a shared hot tier's entry); default: from ``graph``.
 
     Returns
     -------
@@ -120,7 +124,10 @@ def render_profile(state: TierState, graph: MemoryGraph, registry: SchemaRegistr
     """
     def item(nid: str, section: str) -> ProfileItem:
         n = graph.node(nid)
-        tl = node_timeline(graph, nid) if n.level is not Level.LEAF else None
+        tl = None
+        if n.level is not Level.LEAF:
+            tl = timelines.get(nid) if timelines is not None else None
+            tl = node_timeline(graph, nid) if tl is None else tl
         c = shown_confidence(n, registry, now, tl)
         latest = None
         if tl is not None and tl.latest_conflict is not None and tl.latest_conflict in graph:

@@ -15,11 +15,15 @@ promotions are written back.
 
 Kept true:
 
-* written through on every commit of the engine (observe, consolidation, forget,
-  access flushes, imports) and deleted with the user (:func:`write_through`, an
-  engine commit hook);
-* an entry carries the store version it was built from, and is served only when
-  the store is still at that version: a stale entry is never served, it is rebuilt;
+* written through on every commit of the engine that changes the tree's content
+  (observe, consolidation, forget, imports) and deleted with the user
+  (:func:`write_through`, an engine commit hook);
+* an entry carries the store version it was built from and that version's
+  *content version*, and is served only when the store's content version is still
+  that one: a stale entry is never served, it is rebuilt. Recall's access
+  statistics (its write-behind flushes of recall counts, ``stats_only`` commits, from any process, with
+  or without a hot tier) moves the version but not the content version, so it
+  neither makes entries stale nor makes a writer re-rank;
 * the drift gate: a writer ranks the tree against the persona vector anchored in
   Redis, and re-anchors (a full re-rank) when ‖P_new − P_anchor‖₂ ≥ τ;
 * Redis down: recall is in-process tiering over the store's tree, with a
@@ -28,14 +32,12 @@ Kept true:
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import orjson
 
 from ..config import TieringConfig
 from ..engine.caches import Slot
@@ -43,12 +45,14 @@ from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError, StoreError, UnknownUserError
 from ..graph import MemoryGraph
 from ..retrieval.access import access_log
-from ..retrieval.lexical import token_memo
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
-from ..types import EdgeKind, Level, Node
-from .header import NodeHeader
-from .hot import HotIndex, closure
+from ..types import Level, Node
+from .entries import (build_entry, entry_graph, entry_indexes, entry_lex, entry_states, entry_tiers, fingerprint,
+                      tier1_ids)
+from .entry_memo import Decoded, EntryMemo
+from .entry_profile import profile_data
+from .hot import HotIndex
 from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
 from .tiers import TierState, tier_state
 
@@ -56,7 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..hot_redis import HotEntry, RedisHot
 
 __all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "fingerprint", "build_entry",
-           "entry_graph", "entry_states", "entry_tiers", "write_through", "shared_recall"]
+           "entry_graph", "entry_states", "entry_tiers", "versions", "write_through", "shared_recall"]
 
 
 class HotTierWarning(UserWarning):
@@ -78,7 +82,12 @@ class SharedTier:
         Recalls that found no current entry (missing, stale or unreadable) and
         rebuilt it from the store.
     fallbacks : int
-        Recalls answered from the store because Redis could not be reached.
+        Recalls and profiles answered from the store because Redis could not be
+        reached.
+    profiles : int
+        Profile blocks rendered from Redis (:mod:`~personatree.tiering.shared_profile`).
+    memo : EntryMemo
+        The entries this process decoded last, with their hot indexes.
     writes, refused : int
         Entries written; replacements refused because Redis held a newer version.
     """
@@ -88,6 +97,8 @@ class SharedTier:
     answered: dict[int, int] = field(default_factory=lambda: {1: 0, 2: 0, 3: 0})
     rebuilt: int = 0
     fallbacks: int = 0
+    profiles: int = 0
+    memo: EntryMemo = field(default_factory=EntryMemo)
     writes: int = 0
     refused: int = 0
 
@@ -146,114 +157,6 @@ def shared_tier(tree: EngineLike) -> SharedTier | None:
     return tiers[0] if tiers else None
 
 
-def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
-    """What an entry's tiers depend on besides the tree: sizes, weights, gate, embedder."""
-    keys = ("S", "K", "H", "top_roots", "alpha", "beta", "lam", "tau", "strong_mid", "hot_children")
-    data = {k: getattr(tcfg, k) for k in keys} | {"embedder": engine.embedder.name, "dim": engine.embedder.dim}
-    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
-
-
-# -- entries ---------------------------------------------------------------------------
-
-
-def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str) -> "HotEntry":
-    """The entry of ``tstate``'s tiers over ``graph`` at store ``version``.
-
-    Parameters
-    ----------
-    graph : MemoryGraph
-        The user's whole tree at ``version``.
-    tstate : TierState
-    tcfg : TieringConfig
-    version : int
-    fp : str
-        :func:`fingerprint` of the configuration the tiers were ranked under.
-
-    Returns
-    -------
-    HotEntry
-    """
-    from ..hot_redis import HotEntry  # noqa: PLC0415
-
-    members = list(dict.fromkeys(tstate.tier1 + tuple(tstate.tier2)))
-    closures = {x: closure(graph, x, tcfg.hot_children) for x in members}
-    ids = dict.fromkeys(y for cl in closures.values() for y in cl)
-    edges = []
-    for y in ids:
-        p = graph.parent(y)
-        e = graph.edge(y, p) if p is not None and p in ids else None
-        if e is not None and e.kind is EdgeKind.SUPPORT:
-            edges.append(e)
-    hot = set(members)
-    heads = {x: tstate.headers[x] for x in members if x in tstate.headers}
-    cold = {x: _head(h) for x, h in tstate.headers.items() if x not in hot and x in graph}
-    tiers = {
-        "recent": list(tstate.recent), "roots": list(tstate.roots), "pivotal": list(tstate.pivotal),
-        "tier2": list(tstate.tier2), "closures": {x: list(c) for x, c in closures.items()},
-        "headers": {x: _head(h) for x, h in heads.items()},
-        "scores": {x: tstate.scores[x] for x in members if x in tstate.scores},
-        "membership": tstate.membership,
-    }
-    gate = {"fingerprint": fp, "reranks": tstate.reranks, "lazy_updates": tstate.lazy_updates,
-            "promotions": tstate.promotions, "demotions": tstate.demotions}
-    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
-
-
-def _head(h: NodeHeader) -> list[object]:
-    return [h.importance, h.persona_sim, h.recall_count, h.t_last.isoformat()]
-
-
-def entry_tiers(entry: "HotEntry") -> TierState:
-    """The :class:`TierState` an entry was built from: its lists, every header it
-    holds (hot members' and, when read, ``heads``) and the hot members' S_m; what
-    tier 3's promotions need, as in-process."""
-    t, g = entry.tiers, entry.gate
-    headers = {x: NodeHeader(x, float(h[0]), float(h[1]), int(h[2]), datetime.fromisoformat(h[3]))
-               for x, h in (entry.heads | t["headers"]).items()}
-    return TierState(entry.user_id, entry.version, entry.anchor, headers, {k: float(v) for k, v in t["scores"].items()},
-                     tuple(t["recent"]), tuple(t["roots"]), tuple(t["pivotal"]), list(t["tier2"]),
-                     reranks=int(g.get("reranks", 0)), lazy_updates=int(g.get("lazy_updates", 0)),
-                     promotions=int(g.get("promotions", 0)), demotions=int(g.get("demotions", 0)),
-                     membership=int(t.get("membership", 0)))
-
-
-def entry_graph(entry: "HotEntry") -> MemoryGraph:
-    """The entry's nodes and support edges as a graph (the tier 1+2 sub-tree's nodes,
-    in its order)."""
-    g = MemoryGraph(entry.user_id)
-    for n in entry.nodes:
-        g.add_node(n)
-    for e in entry.edges:
-        g.add_edge(e)
-    return g
-
-
-def entry_states(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | None = None,
-                 tier1: bool = True) -> tuple[RetrievalState, RetrievalState]:
-    """Retrieval states over tier 1 and tiers 1+2, rebuilt from an entry alone.
-
-    The same sub-trees, in the same node order, as
-    :func:`~personatree.tiering.search.hot_states` builds from the whole tree.
-    ``tier1=False`` leaves tier 1's state empty (for a query it cannot suffice).
-    """
-    g = entry_graph(entry) if graph is None else graph
-    t = entry.tiers
-    closures = {x: tuple(c) for x, c in t["closures"].items()}
-    t1 = tuple(dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"]))
-    key = (entry.version, id(g))
-    out = []
-    with token_memo():  # tier 1's texts are tier 1+2's too: tokenized once
-        for whole, ids in ((False, t1 if tier1 else ()), (True, t1 + tuple(t["tier2"]))):
-            members = {x: closures[x] for x in dict.fromkeys(ids)}
-            # Tiers 1+2's sub-tree is the entry's graph itself (build_entry wrote it in
-            # closure order): indexed as is, not copied.
-            hot = HotIndex.from_closures(g, key, members, tcfg.hot_children, (key, t.get("membership", 0)),
-                                         whole=whole)
-            assert hot.state is not None
-            out.append(hot.state)
-    return out[0], out[1]
-
-
 def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg: TieringConfig) -> bool:
     # could_suffice's bound over the entry's graph (restricted to ``ids``), before any
     # retrieval state is built: a query no hot tier can answer goes to the store
@@ -284,11 +187,17 @@ def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg:
 
 
 def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierState, version: int,
-             replace_newer: bool = False) -> None:
+             content: int, replace_newer: bool = False, prior: "HotEntry | None" = None,
+             indexes: tuple[HotIndex | None, HotIndex] | None = None) -> None:
+    # Write the entry of ``tstate`` with its lex (see _lex for ``prior`` and ``indexes``).
     tcfg = tier.tiering(engine)
     from ..hot_redis import HotTierUnavailable, encode_entry  # noqa: PLC0415
 
-    fields = encode_entry(build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg)))
+    entry = build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg))
+    entry.content_version = content
+    entry.prof, entry.quotes = profile_data(graph, tstate, {n.id for n in entry.nodes})
+    entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes)
+    fields = encode_entry(entry)
     try:
         if replace_newer:
             # The store's version is below the entry's only when the user was deleted
@@ -302,54 +211,121 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
         _warn(graph.user_id, exc)
 
 
+def _lex(entry: "HotEntry", graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig,
+         prior: "HotEntry | None", indexes: tuple[HotIndex | None, HotIndex] | None) -> dict[str, Any]:
+    # The entry's lex. The hot indexes the tiers were just searched with (``indexes``
+    # rebuilt from ``prior``, the entry they came from, or the in-process ones of a
+    # rebuild in tstate.cache) are brought to the entry's members the way in-process
+    # tiering updates them after a promotion: only the promoted and demoted members'
+    # nodes are re-indexed. Without them, the entry's sub-trees are indexed afresh.
+    if indexes is None:
+        c1, c12 = tstate.cache.get("t1"), tstate.cache.get("t12")
+        if isinstance(c12, HotIndex):
+            indexes = (c1 if isinstance(c1, HotIndex) else None, c12)
+    if indexes is None and prior is not None and "t12" in prior.lex:
+        indexes = entry_indexes(prior, tcfg, tier1=False)
+    if indexes is None:
+        return entry_lex(*entry_indexes(entry, tcfg))
+    h1, h12 = indexes
+    ids1 = tier1_ids(entry)
+    h12.sync(graph, h12.graph_key, ids1 + tuple(entry.tiers["tier2"]), tcfg.hot_children,
+             (h12.graph_key, tstate.membership))
+    out = entry_lex(None, h12)
+    if h1 is not None and set(h1.members) == set(ids1):
+        out |= entry_lex(h1, h12)
+    elif prior is not None and tier1_ids(prior) == ids1 and "t1" in prior.lex:
+        out["t1"] = prior.lex["t1"]  # a promotion moves nodes into tier 2 only
+    else:
+        out |= entry_lex(entry_indexes(entry, tcfg)[0], h12)
+    return out
+
+
 def _warn(user_id: str, exc: Exception) -> None:
     warnings.warn(f"hot tier skipped for user {user_id!r}, the store answers: {exc}", HotTierWarning, stacklevel=3)
+
+
+def versions(engine: Engine, user_id: str) -> tuple[int, int]:
+    """The user's store version and content version, in one lookup.
+
+    The content version moves with every commit but those of recall statistics
+    only (``stats_only``, see :class:`~personatree.ports.ChangeSet`); entries are checked against it. A
+    store without ``versions`` gives its version for both.
+    """
+    read = getattr(engine.store, "versions", None)
+    if read is None:
+        v = engine.store.version(user_id)
+        return v, v
+    got: tuple[int, int] = read(user_id)
+    return got
 
 
 def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) -> None:
     """The commit hook: re-rank the user's tiers at ``version`` and write the entry.
 
-    ``version`` 0 (the user was deleted) removes the entry. Called under the
-    engine's lock and the user's write turn, so one user's entries are written in
-    commit order; Redis refuses an older one anyway. Redis down: a warning, and
-    readers find the entry stale.
+    ``version`` 0 (the user was deleted) removes the entry. A commit that left the
+    content version (an access flush) writes nothing when the entry holds that
+    content already: readers keep being served it, and the access counts reach
+    the tiers with the next content change. Called under the engine's lock and the
+    user's write turn, so one user's entries are written in commit order; Redis
+    refuses an older one anyway. Redis down: a warning, and readers find the entry
+    stale.
     """
     from ..hot_redis import HotTierUnavailable, decode_gate  # noqa: PLC0415
 
+    tcfg = tier.tiering(engine)
     try:
         if version == 0:
             tier.client.delete(user_id)
             return
-        gate, anchor = decode_gate(*tier.client.fields(user_id, "gate", "anchor"))
+        now_v, content = versions(engine, user_id)
+        if now_v != version:
+            return  # moved on already: that commit's own hook writes it
+        held_cv, gate_raw, anchor_raw = tier.client.fields(user_id, "cv", "gate", "anchor")
+        gate, anchor = decode_gate(gate_raw, anchor_raw)
     except HotTierUnavailable as exc:
         _warn(user_id, exc)
+        return
+    if held_cv is not None and int(held_cv) == content and gate.get("fingerprint") == fingerprint(engine, tcfg):
         return
     st = engine.trees.get(user_id)
     if st is None or st.version != version:
         st = engine.state(user_id)
         if st.version != version:
-            return  # moved on already: that commit's own hook writes it
-    tstate = _rank(engine, st.graph, version, engine.clock.now(), tier.tiering(engine), gate, anchor)
-    _publish(engine, tier, st.graph, tstate, version)
+            return
+    tstate = _rank(engine, st.graph, version, engine.clock.now(), tcfg, gate, anchor)
+    _publish(engine, tier, st.graph, tstate, version, content)
 
 
 # -- recall ----------------------------------------------------------------------------
 
 
-def _current(engine: Engine, tier: SharedTier, user_id: str, version: int, tcfg: TieringConfig
-             ) -> tuple["HotEntry | None", "HotEntry | None"]:
-    # (the entry if it may be served, whatever entry Redis held); raises HotTierUnavailable.
+def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg: TieringConfig
+             ) -> tuple[Decoded | None, "HotEntry | None"]:
+    # (the decoded entry if it may be served, whatever entry Redis held); raises
+    # HotTierUnavailable. When this process decoded the user's entry before, only
+    # its id is read first: the same id is the same entry, decoded and indexed here.
     from ..hot_redis import HOT_FIELDS, decode_entry  # noqa: PLC0415
 
-    fields = tier.client.get(user_id, HOT_FIELDS)
-    if not fields:
-        return None, None
-    try:
-        entry = decode_entry(user_id, fields)
-    except StoreError:
-        return None, None
-    ok = entry.version == version and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
-    return (entry if ok else None), entry
+    d = None
+    if tier.memo.eid_of(user_id) is not None:
+        probe = tier.client.get(user_id, ("eid",))
+        if not probe:
+            return None, None
+        d = tier.memo.get(user_id, probe.get("eid"))
+    if d is None:
+        fields = tier.client.get(user_id, HOT_FIELDS)
+        if not fields:
+            return None, None
+        try:
+            entry = decode_entry(user_id, fields)
+        except StoreError:
+            return None, None
+        d = Decoded(entry.eid or b"", entry, entry_graph(entry))
+    entry = d.entry
+    ok = entry.content_version == content and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
+    if ok and entry.eid is not None:
+        tier.memo.put(user_id, d)
+    return (d if ok else None), entry
 
 
 def shared_recall(
@@ -382,18 +358,18 @@ def shared_recall(
         raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
     tcfg = tier.tiering(engine)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
-    version = engine.store.version(user_id)
+    version, content = versions(engine, user_id)
     if version == 0:
         raise UnknownUserError(f"no data stored for user {user_id!r}")
     try:
-        entry, held = _current(engine, tier, user_id, version, tcfg)
+        d, held = _current(engine, tier, user_id, content, tcfg)
     except HotTierUnavailable as exc:
         _warn(user_id, exc)
         tier.fallbacks += 1
         return tiered_recall(engine, user_id, query, budget=budget, model=model, levels=levels, config=tcfg)
-    out = _from_entry(engine, tier, entry, req, tcfg) if entry is not None else None
+    out, indexes = _from_entry(engine, tier, d, req, tcfg) if d is not None else (None, None)
     if out is None:
-        out = _from_store(engine, tier, user_id, req, tcfg, held, entry)
+        out = _from_store(engine, tier, user_id, req, tcfg, held, d.entry if d is not None else None, indexes)
     tier.answered[out.tier] += 1
     access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
     return out
@@ -407,20 +383,25 @@ def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
     return full
 
 
-def _from_entry(engine: Engine, tier: SharedTier, entry: "HotEntry", req: RecallQuery,
-                tcfg: TieringConfig) -> TieredResult | None:
-    # Tiers 1 and 2 from the entry; None when the tree must be read (tier 3).
-    g = entry_graph(entry)
+def _from_entry(engine: Engine, tier: SharedTier, d: Decoded, req: RecallQuery,
+                tcfg: TieringConfig) -> tuple[TieredResult | None, tuple[HotIndex | None, HotIndex] | None]:
+    # Tiers 1 and 2 from the entry (None when the tree must be read: tier 3), and the
+    # hot indexes if they were built (kept with the decoded entry for the next request).
+    entry, g = d.entry, d.graph
     t = entry.tiers
     with_t1 = True
     if not (tcfg.claims_suffice and req.route.level is not Level.LEAF):  # search_hot's bounds, first
         if not _could_suffice(g, None, req, tcfg):
-            return None
-        members = dict.fromkeys(t["roots"] + t["pivotal"] + t["recent"])
-        with_t1 = _could_suffice(g, {y for x in members for y in t["closures"][x]}, req, tcfg)
-    t1, t12 = entry_states(entry, tcfg, g, with_t1)
-    got = search_hot(t1, t12, _full(engine, entry.user_id), req, tcfg)
-    return got if isinstance(got, TieredResult) else None
+            return None, None
+        with_t1 = _could_suffice(g, {y for x in tier1_ids(entry) for y in t["closures"][x]}, req, tcfg)
+    if d.t12 is None or (with_t1 and d.t1 is None):
+        h1, d.t12 = entry_indexes(entry, tcfg, g, with_t1)
+        d.t1 = d.t1 or h1
+    h1, h12 = d.t1, d.t12
+    t1 = h1.state if h1 is not None and h1.state is not None else RetrievalState(MemoryGraph(entry.user_id))
+    assert h12.state is not None
+    got = search_hot(t1, h12.state, _full(engine, entry.user_id), req, tcfg)
+    return (got if isinstance(got, TieredResult) else None), (h1, h12)
 
 
 def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, object]:
@@ -438,24 +419,32 @@ def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, objec
 
 
 def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
-                held: "HotEntry | None", entry: "HotEntry | None") -> TieredResult:
+                held: "HotEntry | None", entry: "HotEntry | None",
+                indexes: tuple[HotIndex | None, HotIndex] | None = None) -> TieredResult:
     # Tier 3 over the store's tree, or a whole tiered search when the entry was not
     # current (then the entry is rebuilt); promotions are written back.
     with engine.lock:
         st = engine.existing_state(user_id)
         full = _full(engine, user_id)
-        if entry is not None and entry.version == st.version:
+        now_v, content = versions(engine, user_id)
+        # The content version of the tree just loaded (None: a commit came in since).
+        loaded = content if now_v == st.version else None
+        if entry is not None and entry.content_version == loaded:
             entry.heads = _cold_heads(tier, user_id, entry.version)
             tstate = entry_tiers(entry)
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
-                _publish(engine, tier, st.graph, tstate, st.version)
+                tier.memo.drop(user_id)  # the write below updates its hot indexes in place
+                _publish(engine, tier, st.graph, tstate, st.version, loaded, prior=entry, indexes=indexes)
             return out
         tier.rebuilt += 1
+        tier.memo.drop(user_id)
         gate = held.gate if held is not None else {}
         anchor = held.anchor if held is not None else None
         tstate = _rank(engine, st.graph, st.version, req.now, tcfg, gate, anchor)
         out = search_request(tstate, st.graph, full, req, tcfg)
-        _publish(engine, tier, st.graph, tstate, st.version,
-                 replace_newer=held is not None and held.version > st.version)
+        if loaded is not None:  # else the newer commit's writer, or the next reader, writes it
+            _publish(engine, tier, st.graph, tstate, st.version, loaded,
+                     replace_newer=held is not None and held.version > st.version)
         return out
+

@@ -89,7 +89,7 @@ class PgWrites(PgConnection):
     ) -> int:
         """The body of :meth:`commit`, inside the transaction that holds the user's lock."""
         row = conn.execute(
-            "SELECT u.version, u.obs_seq, u.event_seq, s.version_floor, "
+            "SELECT u.version, u.obs_seq, u.event_seq, s.version_floor, u.content_version, "
             "ARRAY(SELECT o.id FROM observations o WHERE o.user_id = %s AND o.id = ANY(%s::text[])) "
             "FROM store_state s LEFT JOIN users u ON u.user_id = %s WHERE s.id = 1",
             (uid, [r[1] for r in obs_rows], uid),
@@ -106,7 +106,9 @@ class PgWrites(PgConnection):
         if not exists:
             # Start above every version a deleted user had: versions never repeat.
             current = int(row[3])
-        known = set(row[4])
+        known = set(row[5])
+        # A commit of recall statistics only (ChangeSet.stats_only) leaves the content version.
+        content = int(row[4]) if prep.keeps_snapshot and exists else current + 1
         fresh = [r for r in obs_rows if r[1] not in known]
         new_version = current + 1
         with conn.pipeline(), conn.cursor() as cur:
@@ -160,8 +162,9 @@ class PgWrites(PgConnection):
             else:
                 cur.execute("DELETE FROM retrieval_snapshots WHERE user_id = %s", (uid,))
             cur.execute(
-                "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, updated_at = now() WHERE user_id = %s",
-                (new_version, obs_seq + len(fresh), event_seq + len(prep.events), uid),
+                "UPDATE users SET version = %s, obs_seq = %s, event_seq = %s, content_version = %s, "
+                "updated_at = now() WHERE user_id = %s",
+                (new_version, obs_seq + len(fresh), event_seq + len(prep.events), content, uid),
             )
             cur.execute("COMMIT")
         return new_version

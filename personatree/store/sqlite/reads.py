@@ -34,6 +34,18 @@ class SQLiteReads(SQLiteConnection):
         with self._tx(write=False) as conn:
             return [r[0] for r in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
 
+    def versions(self, user_id: str) -> tuple[int, int]:
+        """The user's version and content version (``(0, 0)`` when nothing is stored).
+
+        The content version is the version of the last commit that was not
+        ``stats_only`` (recall statistics).
+        """
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            row = conn.execute("SELECT version, content_version FROM users WHERE user_id = ?",
+                               (user_id,)).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
     def version(self, user_id: str) -> int:
         """The user's version counter (0 when nothing is stored)."""
         codec.check_text(user_id, "user_id")

@@ -132,9 +132,9 @@ class SQLiteWrites(SQLiteVacuum):
         uid = prep.user_id
         with self._tx(write=True) as conn:
             row = conn.execute(
-                "SELECT version, obs_seq, event_seq FROM users WHERE user_id = ?", (uid,)
+                "SELECT version, obs_seq, event_seq, content_version FROM users WHERE user_id = ?", (uid,)
             ).fetchone()
-            current, obs_seq, event_seq = (0, 0, 0) if row is None else row
+            current, obs_seq, event_seq, content = (0, 0, 0, 0) if row is None else row
             rows.check_expected_version(prep, current)
             if prep.empty:
                 return int(current)
@@ -152,9 +152,12 @@ class SQLiteWrites(SQLiteVacuum):
                              (new_version, uid, int(current)))
             else:
                 conn.execute("DELETE FROM retrieval_snapshots WHERE user_id = ?", (uid,))
+            # A commit of recall statistics only (ChangeSet.stats_only) leaves the content version.
+            content = content if prep.keeps_snapshot and row is not None else new_version
             conn.execute(
-                "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, updated_at = ? WHERE user_id = ?",
-                (new_version, obs_seq, event_seq, now, uid),
+                "UPDATE users SET version = ?, obs_seq = ?, event_seq = ?, content_version = ?, updated_at = ? "
+                "WHERE user_id = ?",
+                (new_version, obs_seq, event_seq, content, now, uid),
             )
             pending = self._vacuum_marked(conn)
         if pending:

@@ -1,0 +1,148 @@
+"""A retrieval state's text analysis as plain data, to rebuild the state without it.
+
+Building a :class:`~personatree.retrieval.state.RetrievalState` costs mostly text
+analysis: tokenizing every claim and every turn for BM25, testing each leaf for a
+stated disposition or change, reading its stance and when it was said. A process
+that receives a sub-tree built elsewhere (a shared hot tier) can receive that
+analysis with it (:func:`lexical_snapshot`) and rebuild the state from it
+(:func:`restore_state`): only the support maps and embedding rows are recomputed
+from the graph, and the BM25 rows are laid out as a build from the text lays them
+out, so the restored state is the one that build gives (ties included), whether
+the snapshot was taken of a fresh state or of one updated in place.
+
+A snapshot carries a fingerprint of the text analysis (:func:`analysis_fingerprint`):
+a process whose tokenizer or cues behave differently rebuilds from the text instead
+of trusting another release's analysis. It also names every node it analysed, and
+is refused unless those are exactly the graph's nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from functools import lru_cache
+from typing import Any, Hashable, Mapping
+
+from ..graph import MemoryGraph
+from ..text import is_change
+from ..types import Level
+from .lexical import BM25Index
+from .state import RetrievalState, signature
+from .turn_memo import fingerprint as turn_fingerprint
+
+__all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "restore_state"]
+
+#: Bumped when what a snapshot holds changes shape.
+SNAPSHOT_FORMAT = "1"
+
+_CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
+
+
+@lru_cache(maxsize=1)
+def analysis_fingerprint() -> str:
+    """A digest of the text analysis a snapshot depends on (tokenizer, disposition and
+    change cues, measured on probe texts), with the snapshot format."""
+    probes = ("I quit smoking last year and started running instead.",
+              "These days I work from home; I used to commute.",
+              "We went to the lake on Saturday.")
+    parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
+    parts.extend(str(is_change(p)) for p in probes)
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def lexical_snapshot(state: RetrievalState) -> dict[str, Any]:
+    """The text analysis of ``state`` as JSON-ready data.
+
+    Parameters
+    ----------
+    state : RetrievalState
+        A state without an archive (what a snapshot rebuilds is the graph's nodes).
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        If the state holds archived leaves.
+    """
+    if state.archive:
+        raise ValueError("a state with archived leaves has no snapshot")
+    out: dict[str, Any] = {"fp": analysis_fingerprint()}
+    for key, lv in _CLAIMS:
+        out[key] = state.bm25[lv].documents()
+    out["turns"] = state.turns.documents()
+    out["turn_leaves"] = state.turn_leaves
+    out["turn_seq"] = state.turn_seq
+    out["turn_session"] = state.turn_session
+    out["dispositions"] = sorted(state.dispositions)
+    out["changes"] = sorted(state.changes)
+    out["said"] = {k: list(v) for k, v in state.leaf_said.items()}
+    return out
+
+
+def _index(docs: Mapping[str, Any], order: list[str]) -> BM25Index:
+    ix = BM25Index()
+    for doc_id in order:
+        # Counter.elements repeats each term in its first-seen order: the same
+        # counts, and the same postings order, as the tokens the state indexed.
+        ix.add(doc_id, Counter({str(t): int(c) for t, c in docs[doc_id].items()}).elements())
+    return ix
+
+
+def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]) -> RetrievalState | None:
+    """The retrieval state of ``graph`` at ``version``, from a :func:`lexical_snapshot`.
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+        Exactly the nodes the snapshot was taken over, in any order.
+    version : hashable
+    snap : mapping
+
+    Returns
+    -------
+    RetrievalState or None
+        ``None`` when the snapshot is of another analysis, unreadable, or not of
+        these nodes: the caller builds the state from the text.
+    """
+    if not isinstance(snap, Mapping) or snap.get("fp") != analysis_fingerprint():
+        return None
+    st = RetrievalState(graph)
+    try:
+        # Rows in the order a build from the text gives them (nodes in graph order,
+        # turns sorted): ties break alike whatever state the snapshot was taken of.
+        for key, lv in _CLAIMS:
+            docs = {str(d): tf for d, tf in snap[key]}
+            order = [n.id for n in graph.nodes(lv)]
+            if len(docs) != len(order):
+                return None
+            st.bm25[lv] = _index(docs, order)
+        turn_of = {str(x): str(tk) for tk, ids in snap["turn_leaves"].items() for x in ids}
+        for n in graph.nodes(Level.LEAF):
+            tk = turn_of[n.id]
+            st.turn_of[n.id] = tk
+            st.turn_leaves.setdefault(tk, []).append(n.id)
+        if len(turn_of) != len(st.turn_of):
+            return None
+        docs = {str(d): tf for d, tf in snap["turns"]}
+        if docs.keys() != st.turn_leaves.keys():
+            return None
+        st.turns = _index(docs, sorted(docs))
+        st.turn_seq = {str(tk): int(s) for tk, s in snap["turn_seq"].items()}
+        st.turn_session = {str(tk): str(s) for tk, s in snap["turn_session"].items()}
+        for tk, sess in st.turn_session.items():
+            st.session_turns.setdefault(sess, set()).add(tk)
+        st.dispositions = {str(x) for x in snap["dispositions"]}
+        st.changes = {str(x) for x in snap["changes"]}
+        st.leaf_said = {str(k): (float(v[0]), int(v[1]), str(v[2])) for k, v in snap["said"].items()}
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None
+    if st.leaf_said.keys() != st.turn_of.keys():
+        return None
+    # What a later refresh compares against, as a build from the text leaves it.
+    st._sig = {n.id: signature(n) for n in graph.nodes()}
+    st._rebuild_structure(graph)
+    st.version = version
+    return st
