@@ -446,8 +446,9 @@ NOT_NAMING: frozenset[str] = frozenset(
     special incredible beautiful lovely wonderful fantastic perfect cute sweet crazy
     wild scary fine okay ok sure real true big small little old young huge whole entire
     important interesting favorite favourite own same next last able free busy ready
-    lucky super remind recommend see back key cathartic safe wow woah whoa woohoo yay
-    hey hi hello oh ah yep yeah nope hmm haha lol omg gosh""".split()
+    lucky super found brought meant held caught lost heard sent spent won sat stood left
+    remind recommend see back key cathartic safe wow woah whoa woohoo yay hey hi hello
+    oh ah yep yeah nope hmm haha lol omg gosh""".split()
 )
 
 

@@ -456,9 +456,10 @@ def test_words_of_chat_name_no_pattern(word: str) -> None:
         # Agreement and praise share only words of chat.
         (["I totally agree with what you said.", "Agreed, that really makes sense.",
           "I agree, it really does matter.", "Yes, I agree with you on that one."], "state"),
-        # A loose cluster: no word is held by two of its members.
+        # A loose cluster: no word is held by two of its six members.
         (["I baked rye bread this morning.", "The tram was late again.", "I repainted the garden fence.",
-          "My cousin sold his old van.", "I finished a crossword in ink."], "preference"),
+          "My cousin sold his old van.", "I finished a crossword in ink.", "A heron stood in the pond."],
+         "preference"),
         # Reactions to the listener, about the listener.
         (["Your support means so much, Priya.", "Your support keeps me going, Priya.",
           "Priya, your support is wonderful."], "relationship"),
@@ -473,6 +474,20 @@ def test_members_that_share_no_nameable_topic_get_no_claim(judge, embedder, text
     members = [node(embedder, t, schema_type, nid=f"l{i}") for i, t in enumerate(texts)]
     s = judge.summarize(members, Level.MID, schema_type)
     assert s.attributes["named"] is False
+
+
+def test_a_few_paraphrases_of_one_habit_are_named_by_the_most_typical(judge) -> None:
+    texts = ["I jog along the canal after work.", "Evening runs by the water clear my head.",
+             "Most nights I do a few laps of the park."]
+    s = judge.summarize(_leaves(judge, texts, "routine"), Level.MID, "routine")
+    assert s.attributes["named"] is True and s.attributes["topic"]
+
+
+def test_crude_lemmas_do_not_bar_real_topics() -> None:
+    from personatree.text import can_name
+
+    # "wine" and "care", "car" and "win" share a crude lemma; only the chat verbs are barred.
+    assert can_name("wine") and can_name("car") and not can_name("winning") and not can_name("caring")
 
 
 def test_a_named_pattern_says_so(judge) -> None:

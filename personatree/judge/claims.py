@@ -35,7 +35,7 @@ from ..text import (
     tokenize,
 )
 
-__all__ = ["MIN_TOPIC_SHARE", "claim_phrase", "general_phrase", "majority_stance", "member_stance", "shared_topic"]
+__all__ = ["MIN_TOPIC_SHARE", "SMALL_PATTERN", "claim_phrase", "general_phrase", "majority_stance", "member_stance", "shared_topic"]
 
 # Verb frames by claim type and stance; "{t}" is the shared topic phrase. A type not
 # listed reads from its most typical member (general_phrase). The words are chosen so
@@ -75,6 +75,11 @@ _VOCATIVE_RE = re.compile(r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)
 # A pattern is named by a topic at least this share of its members hold: a word that
 # a few members of a loose cluster happen to use does not say what the cluster is.
 MIN_TOPIC_SHARE = 0.3
+# Up to this many members, a pattern whose members share no word is named by its most
+# typical member's topic: clustering put them together by meaning, and a few
+# paraphrases of one habit rarely repeat a word. A bigger cluster without a shared
+# word is a loose one.
+SMALL_PATTERN = 5
 
 # The cause of a stop or a start, when the members share one ("after a knee injury").
 _CAUSE_RE = re.compile(r"\b(after|because of|due to|since)\s+(?:my|the|a|an|our|his|her)\s+((?:[a-z'-]+\s+){0,2}[a-z'-]+)", re.I)
@@ -238,6 +243,15 @@ def _theme(texts: Sequence[str]) -> str:
     return " and ".join(own) if len(own) == 2 else ""
 
 
+def _topic(texts: Sequence[str], representative: str, *, names: bool) -> str:
+    """The topic the members share; for a few members that say one thing in different
+    words ("my evening jog", "I run along the canal"), the most typical member's own."""
+    topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=names)
+    if not topic and len(texts) <= SMALL_PATTERN:
+        topic = shared_topic([representative], names=names)
+    return topic
+
+
 def _addresses(sentence: str) -> bool:
     """Whether the sentence calls someone by name ("John, I'm sorry…", "I get it, Jon").
 
@@ -259,9 +273,10 @@ def claim_phrase(
     """The claim text for members with these texts and stances, and the topic it names.
 
     A claim is only written when the members share a topic that can name it (held by
-    :data:`MIN_TOPIC_SHARE` of them, see :func:`shared_topic`): a cluster that shares
-    none is not a pattern the offline judge can state truthfully, and ("", "") says
-    so. A type without a verb frame reads from its most typical member, which must
+    :data:`MIN_TOPIC_SHARE` of them, see :func:`shared_topic`), or, for at most
+    :data:`SMALL_PATTERN` members, when their most typical member names one: a bigger
+    cluster that shares none is not a pattern the offline judge can state truthfully,
+    and ("", "") says so. A type without a verb frame reads from its most typical member, which must
     state the topic and speak of the person, not to a listener ("Your support means a
     lot" is no claim about the speaker).
 
@@ -288,7 +303,7 @@ def claim_phrase(
     """
     frames = _FRAMES.get(schema_type)
     if frames is not None:
-        topic = _theme(texts) if root else shared_topic(texts, min_share=MIN_TOPIC_SHARE)
+        topic = _theme(texts) if root else _topic(texts, representative, names=False)
         if not topic:
             return "", ""
         stance = majority_stance(stances)
@@ -298,7 +313,7 @@ def claim_phrase(
             if cause and topic not in cause:
                 phrase = f"{phrase} {cause}"
         return phrase[:1].upper() + phrase[1:], topic
-    topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=True)
+    topic = _topic(texts, representative, names=True)
     said = tokenize(representative)
     # A statement about the speaker says "I" or "we"; "Woohoo, John" and "Your
     # support means a lot" are said to someone, not about oneself.

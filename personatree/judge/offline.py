@@ -281,8 +281,9 @@ class OfflineJudge:
         ``mentions`` is Σ max(1, n_support) over the members (a leaf counts once).
         Attributes: ``medoid``, ``mentions``, ``members``, ``span``, ``polarity``,
         ``stance`` and ``topic`` of the claim, and ``named``: False when the members
-        share no topic that can name a claim (held by 30 % of them and not a word of
-        chat such as "shares" or "difference"); consolidation forms no pattern then.
+        share no topic that can name a claim (held by 30 % of them, or for up to five
+        members said by the most typical one, and not a word of chat such as "shares"
+        or "difference"); consolidation forms no pattern then.
 
         Parameters
         ----------

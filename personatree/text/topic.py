@@ -13,7 +13,25 @@ from .tokens import lemma
 __all__ = ["key_topic", "content_lemmas", "can_name"]
 
 
-_NOT_NAMING_LEMMAS = frozenset(lemma(w) for w in NOT_NAMING)
+
+
+def _forms(word: str) -> set[str]:
+    """A word's regular inflections ("share" → shares, shared, sharing; "win" → wins,
+    winning). Compared as forms, not as lemmas: the crude lemma would also bar
+    "wine" (win) and "car" (care)."""
+    out = {word, word + "s", word + "es", word + "ed", word + "ing"}
+    if word.endswith("e"):
+        out |= {word + "d", word[:-1] + "ing"}
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        out |= {word[:-1] + "ies", word[:-1] + "ied"}
+    # A short word ending consonant-vowel-consonant doubles it: "chat" → "chatting".
+    cvc = word[-1] not in "aeiouwxy" and word[-2:-1] in tuple("aeiou") and word[-3:-2] not in tuple("aeiou")
+    if len(word) <= 4 and cvc:
+        out |= {word + word[-1] + "ing", word + word[-1] + "ed"}
+    return out
+
+
+_NOT_NAMING_FORMS = frozenset(f for w in NOT_NAMING for f in _forms(w))
 # Nouns that end like a participle or an adverb ("speed", "family").
 _ED_NOUNS = frozenset("speed breed greed creed steed hundred".split())
 _LY_NOUNS = frozenset("family supply jelly belly rally bully assembly anomaly italy july ally".split())
@@ -86,8 +104,8 @@ def can_name(word: str) -> bool:
     """Whether a content word can name a pattern: "hiking", "sushi", "pottery" can;
     "shares", "talked", "stunning", "difference", "increasingly" cannot.
 
-    A word list (:data:`personatree.lexicons.NOT_NAMING`, compared by lemma so every
-    inflection counts) and two endings without a parser: a participle or past form
+    A word list (:data:`personatree.lexicons.NOT_NAMING`, with the regular inflections
+    of its words and a few irregular pasts) and two endings without a parser: a participle or past form
     ("volunteered", "posted") and an adverb ("really", "increasingly"). Gerunds of
     real activities ("hiking") name their activity.
 
@@ -101,7 +119,7 @@ def can_name(word: str) -> bool:
     bool
     """
     w = word.removesuffix("'s")
-    if not _is_content(w) or lemma(w) in _NOT_NAMING_LEMMAS:
+    if not _is_content(w) or w in _NOT_NAMING_FORMS:
         return False
     if w.endswith("ed") and len(w) >= 5 and w not in _ED_NOUNS:
         return False

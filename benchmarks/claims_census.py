@@ -1,0 +1,72 @@
+"""What claims does consolidation write for a real conversation? A census of mids and roots.
+
+Ingests LoCoMo-format conversations through the benchmark engine (the same adapter as
+``personatree bench locomo``), consolidating once at the end (``--consolidate end``) or
+at every session boundary (``session``), then counts the patterns (mids) and claims
+(roots) per conversation and per schema type, with the mean support of a mid; with
+``--show`` it prints every claim's text, so a person can read what an agent would be
+shown.
+
+Usage::
+
+    python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --consolidate end
+    python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --limit 1 --show
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from personatree.types import Level  # noqa: E402
+from personatree_bench.datasets import load_locomo  # noqa: E402
+from personatree_bench.engine import PersonaTreeEngine  # noqa: E402
+from personatree_bench.resources import CachedEmbedder, default_embedder, make_token_counter  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("path", type=Path)
+    ap.add_argument("--limit", type=int, default=None, help="first N conversations")
+    ap.add_argument("--consolidate", default="end", choices=("end", "session"))
+    ap.add_argument("--show", action="store_true", help="print every claim")
+    args = ap.parse_args(argv)
+
+    convs = load_locomo(args.path).conversations[: args.limit]
+    emb = CachedEmbedder(default_embedder())
+    engine = PersonaTreeEngine(emb, make_token_counter("gpt-4o-mini"), consolidate=args.consolidate)
+    types: Counter[str] = Counter()
+    mids = roots = support = turns = 0
+    try:
+        for conv in convs:
+            engine.ingest(conv.id, conv.turns)
+            turns += len(conv.turns)
+            g = engine.tree.graph(conv.id)
+            for n in g.nodes():
+                if n.level is Level.LEAF:
+                    continue
+                types[f"{n.level.value} {n.schema_type}"] += 1
+                if n.level is Level.MID:
+                    mids += 1
+                    support += n.n_support
+                else:
+                    roots += 1
+                if args.show:
+                    print(f"{conv.id}  {n.level.value:4s} {n.schema_type:12s} {n.content}")
+            engine.drop(conv.id)
+    finally:
+        engine.close()
+    print(f"{len(convs)} conversations, {turns} turns, consolidate={args.consolidate}: "
+          f"{mids} mids ({mids / max(1, turns) * 100:.1f} per 100 turns, mean support "
+          f"{support / max(1, mids):.1f} leaves), {roots} roots")
+    for key, n in sorted(types.items()):
+        print(f"  {key:24s} {n}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
