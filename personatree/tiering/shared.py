@@ -157,6 +157,20 @@ def shared_tier(tree: EngineLike) -> SharedTier | None:
     return tiers[0] if tiers else None
 
 
+def attached_tier(tree: EngineLike) -> SharedTier:
+    """The engine's shared hot tier.
+
+    Raises
+    ------
+    ConfigError
+        If no hot tier is attached.
+    """
+    tier = shared_tier(tree)
+    if tier is None:
+        raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
+    return tier
+
+
 def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg: TieringConfig) -> bool:
     # could_suffice's bound over the entry's graph (restricted to ``ids``), before any
     # retrieval state is built: a query no hot tier can answer goes to the store
@@ -353,9 +367,7 @@ def shared_recall(
     from ..hot_redis import HotTierUnavailable  # noqa: PLC0415
 
     engine = engine_of(tree)
-    tier = shared_tier(engine)
-    if tier is None:
-        raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
+    tier = attached_tier(engine)
     tcfg = tier.tiering(engine)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
     version, content = versions(engine, user_id)

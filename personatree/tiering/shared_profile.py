@@ -10,13 +10,13 @@ recall (:mod:`~personatree.tiering.shared`): a stale entry is never served.
 from __future__ import annotations
 
 from ..engine.core import EngineLike, engine_of
-from ..errors import ConfigError, StoreError, UnknownUserError
+from ..errors import StoreError, UnknownUserError
 from ..retrieval.prelude import check_budget
 from ..retrieval.tokens import counter_of
 from .entries import entry_graph, entry_tiers, fingerprint
 from .entry_profile import decode_timeline
 from .profile import Profile, profile_user, render_profile
-from .shared import _publish, _rank, _warn, shared_tier, versions
+from .shared import _publish, _rank, _warn, attached_tier, versions
 
 __all__ = ["shared_profile"]
 
@@ -38,9 +38,7 @@ def shared_profile(tree: EngineLike, user_id: str, *, budget: int | None = None)
     from ..hot_redis import PROFILE_FIELDS, HotTierUnavailable, decode_entry  # noqa: PLC0415
 
     engine = engine_of(tree)
-    tier = shared_tier(engine)
-    if tier is None:
-        raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
+    tier = attached_tier(engine)
     tcfg = tier.tiering(engine)
     b = check_budget(tcfg.profile_budget if budget is None else budget)
     counter = counter_of(engine, engine.config.recall.model)
