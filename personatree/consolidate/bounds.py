@@ -34,7 +34,7 @@ from ..render import node_confidence
 from ..schema import SchemaRegistry
 from ..types import Edge, EdgeKind, Level, Node
 from ..stance import node_group, node_stance, pattern_stance
-from ..text import strip_summary_suffix, with_mentions
+from ..text import strip_summary_suffix
 from .mids import evidence_span, merge_span, union_cohesion, unit
 from .plan import Deletion, Merge, Prune, Trim
 
@@ -216,9 +216,9 @@ def _absorb(graph: MemoryGraph, keeper: Node, gone: Node, registry: SchemaRegist
         attrs = summary.attributes
         if attrs.get("named") is False:
             # The judge names no topic all of them share: the keeper keeps its claim,
-            # with the merged count and span.
-            keeper.content = with_mentions(strip_summary_suffix(keeper.content), int(attrs.get("mentions", 0))
-                                           or sum(max(1, n.n_support) for n in leaves), str(attrs.get("span", "")))
+            # with the summary's suffix (the merged count and span).
+            suffix = summary.content[len(strip_summary_suffix(summary.content)):]
+            keeper.content = strip_summary_suffix(keeper.content) + suffix
             attrs = {k: v for k, v in attrs.items() if k in ("mentions", "members", "span")}
         else:
             keeper.content = summary.content
