@@ -25,7 +25,7 @@ from ..config import RecallConfig
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
 from ..stance import node_stance, opposed
-from ..text import tells_the_past, to_listener
+from ..text import content_lemmas, tells_the_past, to_listener, tokenize
 from ..timeline import Timeline, shown_logit
 from ..types import Level, Node
 from .changes import Carry, carry_of
@@ -289,17 +289,24 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     speaker's own habits, and in chat it pairs with many unrelated earlier lines. A
     memory ("I started painting three years ago", "when I was ten") is true of the
     past whatever is said later, and no news of a change either. An opposite stance
-    must be a lasting one ("I can't stand sushi now"), not the mood of a moment in
-    a story ("it wasn't easy"). And a start that reverses nothing ("I joined a choir", after "I love singing") adds to what came
+    must be a lasting one on the same topic ("I can't stand sushi now" after "I love
+    sushi"), not the mood of a moment in a story ("it wasn't easy"). And a start that reverses nothing ("I joined a choir", after "I love singing") adds to what came
     before rather than ending it: shown, it is worth what it is worth on its own.
     """
     state = ctx.state
     later = state.nodes[ctx.updated_by[n.id]]
-    if later.id not in state.changes and later.id not in state.dispositions:
+    if later.id not in state.changes and (
+        later.id not in state.dispositions or not _share_a_topic(n.content, later.content)
+    ):
         return False
     if any(to_listener(x.content) or tells_the_past(x.content) for x in (n, later)):
         return False
     return node_stance(later) != "started" or opposed(node_stance(n), "started")
+
+
+def _share_a_topic(a: str, b: str) -> bool:
+    """Whether two statements share a content word (by lemma)."""
+    return not content_lemmas(tokenize(a)).isdisjoint(content_lemmas(tokenize(b)))
 
 
 def _update_companion(ctx: RecallContext, update_id: str) -> Companion:
