@@ -410,7 +410,8 @@ class RetrievalState:
         a_ids, a_rows = self._archive_rows
         if not a_ids:
             return ids, matrix
-        mask = [i for i, x in enumerate(a_ids) if x not in graph]
+        tree = {n.id for n in graph.nodes()}  # one set, not a graph lookup per archived leaf
+        mask = [i for i, x in enumerate(a_ids) if x not in tree]
         if len(mask) != len(a_ids):
             a_ids, a_rows = [a_ids[i] for i in mask], a_rows[mask]
         if matrix.shape[0] == 0:
