@@ -442,13 +442,21 @@ class RetrievalState:
             return (None, None)
         scene = self._scenes.get(sess)
         if scene is None:
-            self.prefetch(self.turn_leaves[tk][0] for tk in self.session_turns[sess])
-            order: list[tuple[Any, int, int, str]] = []
+            order: list[tuple[float, int, int, str]] = []
+            said = self.leaf_said
             for tk in self.session_turns[sess]:
-                # Every leaf of a turn shares its provenance time and message index.
-                p = self.nodes[self.turn_leaves[tk][0]].provenance[0]
-                # Log order breaks ties of time (a batch observed at one instant).
-                order.append((p.at, self.turn_seq.get(tk, -1), p.turn, tk))
+                # Every leaf of a turn shares its provenance time and message index, kept
+                # as the turn key and the leaf's time in POSIX seconds (ordered as the
+                # times are), so no leaf is read for them. Log order breaks ties of
+                # time (a batch observed at one instant).
+                first = self.turn_leaves[tk][0]
+                hit = said.get(first)
+                _, sep, index = tk.rpartition("#")
+                if hit is not None and sep and index.isdigit():
+                    order.append((hit[0], self.turn_seq.get(tk, -1), int(index), tk))
+                else:
+                    p = self.nodes[first].provenance[0]
+                    order.append((p.at.timestamp(), self.turn_seq.get(tk, -1), p.turn, tk))
             order.sort()
             keys = [o[-1] for o in order]
             scene = self._scenes[sess] = {
