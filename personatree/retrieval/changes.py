@@ -91,10 +91,15 @@ def context_leaf(
     best, best_cos = None, floor
     for row in np.flatnonzero(sims >= floor):
         x = arr.ids[int(row)]
-        if x == latest or x not in state.nodes:
+        if x == latest:
             continue
-        hit = said.get(x)
-        at = hit[0] if hit is not None else said_at(state.nodes[x]).timestamp()
+        hit = said.get(x)  # every leaf of the state has one; the fallback is for safety
+        if hit is not None:
+            at = hit[0]
+        elif x in state.nodes:
+            at = said_at(state.nodes[x]).timestamp()
+        else:
+            continue
         if at > end or (start is not None and at <= start):
             continue
         c = float(sims[row])
