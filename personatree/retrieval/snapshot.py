@@ -216,7 +216,8 @@ def restore(
     state._archive_rows = (row_ids, rows) if archive_ids else None
     state.turn_of, state.turn_leaves, state.turn_seq = turn_of, turn_leaves, turn_seq
     state.dispositions, state.changes = set(d["dispositions"]), set(d["changes"])
-    state.leaf_said = {k: (float(a), int(b), str(c)) for k, (a, b, c) in leaf_said.items()}
+    # orjson reads back exactly the float, int and str each entry was written with.
+    state.leaf_said = leaf_said
     state.bm25, state.turns = bm25, turns
     state.turn_session = turn_session
     state.session_turns = {}
