@@ -13,9 +13,11 @@ version and its fingerprint the running code's; every commit of the user deletes
 in the same transaction; and on reading, its leaf, mid and root ids must be exactly
 the ones the loaded tree and archive hold, or the state is built again. Only a state
 built from scratch is written (never one refreshed incrementally), so a state read
-back is identical to the one a fresh build would make, ties included. The tree and the
-archive themselves are still read from their tables: the snapshot adds nothing that
-could disagree with them.
+back is identical to the one a fresh build would make, ties included. The tree is
+still read from its tables; of the archive the snapshot keeps the ids, the embedding
+rows (raw float32 after the document, read back as one array) and a digest of each
+leaf's signature, and the leaves themselves are read by id when a recall needs them
+(:mod:`.lazy_archive`).
 """
 
 from __future__ import annotations
