@@ -373,3 +373,43 @@ def test_a_state_read_back_reads_only_the_archived_leaves_a_recall_shows(
     assert _answers(read) == _answers(built)
     read.close()
     built.close()
+
+
+def test_an_archived_leaf_another_process_removes_during_a_recall_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read, built = _read_and_built(tmp_path)
+    with _refusing(monkeypatch):
+        _state(read)
+    version = read.store.version("ana")
+    gone = sorted({n.provenance[0].observation_id for n in read.store.archive("ana")})
+    other = _open(tmp_path / "m.db")  # another process: removes every archived leaf's turn
+    for tree in (other, built):
+        for obs in gone:
+            tree.delete_observation("ana", obs)
+    other.close()
+    # This recall reads the user's version before the other process's commits land
+    # (it goes on from the state it holds), then fails to read an archived leaf.
+    real = read.store.version
+    calls: list[int] = []
+
+    def first_stale(user_id: str) -> int:
+        calls.append(1)
+        return version if len(calls) == 1 else real(user_id)
+
+    missed: list[str] = []
+    lookup = LazyArchive.__getitem__
+
+    def noting(self: LazyArchive, key: str) -> Any:
+        try:
+            return lookup(self, key)
+        except KeyError:
+            missed.append(key)
+            raise
+
+    monkeypatch.setattr(read.store, "version", first_stale)
+    monkeypatch.setattr(LazyArchive, "__getitem__", noting)
+    got = read.recall("ana", QUERIES[1], budget=400)
+    assert missed and len(calls) >= 2  # found gone, then read again
+    assert got.text == built.recall("ana", QUERIES[1], budget=400).text
+    read.close()
+    built.close()

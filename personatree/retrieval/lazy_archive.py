@@ -24,7 +24,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequenc
 from ..types import Level, Node
 
 __all__ = [
-    "LazyArchive", "LazyNodes", "ArchiveFetch", "signature_digest", "store_fetch", "refreshed_signatures", "CHANGED",
+    "ArchiveChanged", "LazyArchive", "LazyNodes", "ArchiveFetch", "signature_digest", "store_fetch", "refreshed_signatures", "CHANGED",
 ]
 
 #: Reads archived leaves of one user by id (all of them when ``None``); unknown ids
@@ -34,6 +34,12 @@ ArchiveFetch = Callable[[Sequence[str] | None], list[Node]]
 #: The signature of an archived leaf that a later commit removed or replaced: equal
 #: to no signature, so a refresh drops the leaf and indexes whatever now has its id.
 CHANGED: Hashable = (Level.LEAF, "\x00changed")
+
+
+class ArchiveChanged(KeyError):
+    """An archived leaf of the snapshot is gone from the store: another process's commit
+    removed it after this recall read the user's version. Recalling again reads the
+    new version (and refreshes the state to it)."""
 
 
 def signature_digest(sig: Hashable) -> str:
@@ -169,9 +175,7 @@ class LazyArchive(Mapping[str, Node]):
         self.prefetch((key,))
         hit = self._loaded.get(key)
         if hit is None:
-            # Removed by a commit of another process since the snapshot: this state is
-            # refreshed (and the leaf dropped) on the next recall, which sees the version.
-            raise KeyError(key)
+            raise ArchiveChanged(key)
         return hit
 
     def __contains__(self, key: object) -> bool:
