@@ -118,3 +118,66 @@ def test_the_bonus_raises_the_change_above_statements_that_change_nothing(stores
     off = stores["off"].recall("ana", QUESTION, budget=1000)
     assert _relevance(stores["bonus"], on, CHANGE) > _relevance(stores["off"], off, CHANGE)
     assert _relevance(stores["bonus"], on, CHANGE) == max(it.relevance for it in on.items if it.level is Level.LEAF)
+
+
+@pytest.mark.parametrize("budget", [40, 60, 90, 300, 1000])
+@pytest.mark.parametrize(
+    "question", ["Do they still go to the lido before work?", "Should I sign them up for the sunrise swim?"]
+)
+def test_no_statement_of_the_habit_is_shown_without_the_change(
+    stores: dict[str, PersonaTree], question: str, budget: int
+) -> None:
+    # However tight the budget, an old statement of the habit never reaches the
+    # context alone: it carries the later statement that ended it (or, when the two
+    # do not fit, the change is shown instead).
+    tree = stores["on"]
+    rec = tree.recall("ana", question, budget=budget)
+    assert rec.tokens <= budget
+    if budget >= 60 or any(h in rec.text for h in HABIT):
+        assert CHANGE in rec.text
+
+
+def test_the_change_is_carried_by_the_habit_it_ends(stores: dict[str, PersonaTree]) -> None:
+    tree = stores["on"]
+    habit_ids = {n.id for n in tree.nodes("ana", Level.LEAF) if n.content in HABIT}
+    change_ids = {n.id for n in tree.nodes("ana", Level.LEAF) if n.content == CHANGE}
+    rec = tree.recall("ana", "Do they still go to the lido before work?", budget=300)
+    carried = [it for it in rec.items if it.node_id in change_ids and it.reason.startswith("carried:")]
+    shown_habit = [it for it in rec.items if it.node_id in habit_ids]
+    assert shown_habit and carried
+    assert any(h.node_id in carried[0].reason for h in shown_habit)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("That must have been hard for you.", True),
+        ("Sam, congrats on the new flat!", True),
+        ("What a night, Priya!", True),
+        ("I live in Porto, Portugal, near the river.", False),
+        ("Trained for two hours tonight, legs are gone.", False),
+        ("We sold the car in March.", False),
+    ],
+)
+def test_a_line_to_the_listener(sentence: str, expected: bool) -> None:
+    from personatree.text import to_listener
+
+    assert to_listener(sentence) is expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I started painting three years ago.", True),
+        ("We moved to the coast when I was ten.", True),
+        ("As a kid I collected stamps.", True),
+        ("Growing up, we never had a car.", True),
+        ("I started painting last week.", False),
+        ("I've lived here since 2019.", False),
+        ("I stopped running after the injury.", False),
+    ],
+)
+def test_a_memory_tells_the_past(sentence: str, expected: bool) -> None:
+    from personatree.text import tells_the_past
+
+    assert tells_the_past(sentence) is expected

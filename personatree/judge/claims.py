@@ -19,9 +19,10 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from ..lexicons import NOT_NAMING, SECOND_PERSON, TOPIC_SKIP
+from ..lexicons import SECOND_PERSON
 from ..text import (
     STANCE_LABELS,
+    addresses,
     can_name,
     content_lemmas,
     find_entities,
@@ -67,10 +68,6 @@ _FRAMES: dict[str, dict[str, str]] = {
     "boundary": {"positive": "Keeps a limit around {t}", "negative": "Avoids {t}", "stopped": "No longer avoids {t}",
                  "started": "Has started avoiding {t}", "neutral": "Keeps a limit around {t}"},
 }
-
-# A name set off by a comma at either end of a sentence: the listener addressed.
-_VOCATIVE_RE = re.compile(r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)?([A-Z][a-z'-]+)\s*,"
-                          r"|,\s*([A-Z][a-z'-]+)\W*$")
 
 # A pattern is named by a topic at least this share of its members hold: a word that
 # a few members of a loose cluster happen to use does not say what the cluster is.
@@ -252,21 +249,6 @@ def _topic(texts: Sequence[str], representative: str, *, names: bool) -> str:
     return topic
 
 
-def _addresses(sentence: str) -> bool:
-    """Whether the sentence calls someone by name ("John, I'm sorry…", "I get it, Jon").
-
-    A name after the last comma counts only in a short reply: in "I live in Porto,
-    Portugal" it is a place.
-    """
-    for m in _VOCATIVE_RE.finditer(sentence):
-        if m.group(2) and len(sentence.split()) > 4:
-            continue
-        word = (m.group(1) or m.group(2)).lower()
-        if word not in TOPIC_SKIP and word not in NOT_NAMING:
-            return True
-    return False
-
-
 def claim_phrase(
     texts: Sequence[str], stances: Sequence[str], schema_type: str, representative: str, *, root: bool = False
 ) -> tuple[str, str]:
@@ -317,7 +299,7 @@ def claim_phrase(
     said = tokenize(representative)
     # A statement about the speaker says "I" or "we"; "Woohoo, John" and "Your
     # support means a lot" are said to someone, not about oneself.
-    if not topic or not has_first_person(said) or SECOND_PERSON & set(said) or _addresses(representative):
+    if not topic or not has_first_person(said) or SECOND_PERSON & set(said) or addresses(representative):
         return "", ""
     keep_places = schema_type in ("fact", "relationship", "identity")
     phrase = general_phrase(representative, keep_places=keep_places)

@@ -101,6 +101,7 @@ def recall_state(
         # stance on the same thing) is worth a share of what it updates.
         best_first = sorted(leaf_ids, key=lambda x: (-ctx.scored[x].relevance, x))
         ctx.updates = later_statements(state, best_first, cfg)
+        ctx.updated_by = {x: u for u, xs in ctx.updates.items() for x in xs}
     seeds = list(ctx.scored)
     # The newest stance of a changed pattern, and a later statement that changes a
     # candidate, may be shown on their own even when their own words did not make
@@ -205,6 +206,8 @@ def _pack_to_budget(ctx: RecallContext, seeds: list[str], headers: dict[str, int
 def _reason(ctx: RecallContext, nid: str, step: Step, lay: Layout) -> str:
     """Why node ``nid`` was shown."""
     n, sc = ctx.state.nodes[nid], ctx.scored.get(nid)
+    if nid in step.carried and nid in ctx.updates and not lay.marks.get(nid):
+        return f"carried: a later statement that changes {', '.join(ctx.updates[nid])}"
     if nid in step.carried or lay.marks.get(nid):
         claim = lay.parent[nid]
         return (

@@ -24,6 +24,8 @@ from ..confidence import sigmoid
 from ..config import RecallConfig
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
+from ..stance import node_stance, opposed
+from ..text import tells_the_past, to_listener
 from ..timeline import Timeline, shown_logit
 from ..types import Level, Node
 from .changes import Carry, carry_of
@@ -68,6 +70,10 @@ class RecallContext:
         The older statements each newest stance supersedes.
     updates : dict of str to list of str
         The earlier statements each later statement changes (:mod:`.updates`).
+    updated_by : dict of str to str
+        The inverse: the later statement that changes each earlier one. An earlier
+        statement carries it, so an old habit never reaches the context without the
+        statement that ended it.
     """
 
     state: RetrievalState
@@ -84,6 +90,7 @@ class RecallContext:
     cosines: dict[Level, np.ndarray]
     supersedes: dict[str, list[str]] = field(default_factory=dict)
     updates: dict[str, list[str]] = field(default_factory=dict)
+    updated_by: dict[str, str] = field(default_factory=dict)
     timelines: dict[str, Timeline] = field(default_factory=dict)
     carries: dict[str, Carry] = field(default_factory=dict)
     conf: dict[str, float] = field(default_factory=dict)
@@ -245,6 +252,8 @@ def option(ctx: RecallContext, n: Node, parent_wanted: float) -> Option:
             for x, mark in pairs
             if x is not None
         )
+    elif n.level is Level.LEAF and n.id in ctx.updated_by and _tells_change_of_mind(ctx, n):
+        companions = (_update_companion(ctx, ctx.updated_by[n.id]),)
     return Option(
         n.id, n.level.rank, wanted * rely, as_support * rely, own, nested, groups, companions
     )
@@ -270,6 +279,40 @@ def companion(ctx: RecallContext, leaf_id: str, mark: str, claim_wanted: float) 
         text = f"  - {leaf_date(n)} {CONFLICT_MARKS[mark]}{ctx.lines[leaf_id]}\n"
         tokens = ctx.carried_tokens[key] = ctx.counter.count(text)
     return Companion(leaf_id, value, tokens)
+
+
+def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
+    """Whether ``n`` and its update are the speaker's news of themself, now.
+
+    Only then must the update come with it. A line said to the listener ("that must
+    have been hard for you") takes a stance on the listener's news, not on the
+    speaker's own habits, and in chat it pairs with many unrelated earlier lines. A
+    memory ("I started painting three years ago", "when I was ten") is true of the
+    past whatever is said later, and no news of a change either. An opposite stance
+    must be a lasting one ("I can't stand sushi now"), not the mood of a moment in
+    a story ("it wasn't easy"). And a start that reverses nothing ("I joined a choir", after "I love singing") adds to what came
+    before rather than ending it: shown, it is worth what it is worth on its own.
+    """
+    state = ctx.state
+    later = state.nodes[ctx.updated_by[n.id]]
+    if later.id not in state.changes and later.id not in state.dispositions:
+        return False
+    if any(to_listener(x.content) or tells_the_past(x.content) for x in (n, later)):
+        return False
+    return node_stance(later) != "started" or opposed(node_stance(n), "started")
+
+
+def _update_companion(ctx: RecallContext, update_id: str) -> Companion:
+    """The later statement an earlier one carries, at its own worth and line cost.
+
+    Unlike a claim's contradiction it is shown as evidence of its own (dated, in
+    its session's group), so it costs its own line, and it adds its own value: it
+    is worth showing for the question, not only as the price of the old statement.
+    """
+    o = ctx.options.get(update_id)
+    if o is None:
+        o = ctx.options[update_id] = option(ctx, ctx.state.nodes[update_id], 0.0)
+    return Companion(update_id, o.value, o.tokens)
 
 
 def expand(ctx: RecallContext, parent: str) -> list[Option]:

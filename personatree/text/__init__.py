@@ -19,11 +19,14 @@ One module a concept, each importing only the ones above it in this list:
   "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` and
   :data:`STANCE_LABELS`. It reads a stance from words; what a stance means for the
   tree is the data model in :mod:`personatree.stance`.
+- :mod:`~personatree.text.address`: :func:`addresses` and :func:`to_listener`
+  (a line said to the listener rather than about the speaker).
 - :mod:`~personatree.text.cues`: :func:`is_informative` and :func:`informative_part`
   (keep what a speaker says about themself and their life, drop greetings, fillers,
   reactions and questions to the other party), :func:`is_question`,
   :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`, :func:`is_change`.
-- :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`.
+- :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`,
+  :func:`tells_the_past`.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
   :func:`can_name`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
@@ -36,6 +39,7 @@ One module a concept, each importing only the ones above it in this list:
 from __future__ import annotations
 
 from ..lexicons import STOPWORDS
+from .address import addresses, to_listener
 from .cues import (
     informative_part,
     is_change,
@@ -45,7 +49,7 @@ from .cues import (
     is_request,
     looks_like_code,
 )
-from .entities import find_entities, find_time
+from .entities import find_entities, find_time, tells_the_past
 from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
 from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
@@ -54,6 +58,8 @@ from .topic import can_name, content_lemmas, key_topic
 
 __all__ = [
     "Stance",
+    "addresses",
+    "to_listener",
     "STOPWORDS",
     "split_sentences",
     "chunk_text",
@@ -77,6 +83,7 @@ __all__ = [
     "stance_label",
     "find_time",
     "find_entities",
+    "tells_the_past",
     "key_topic",
     "pattern_phrase",
     "strip_summary_suffix",

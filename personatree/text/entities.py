@@ -12,7 +12,7 @@ import re
 from ..lexicons import FILLERS, INTENSIFIERS, PRONOUN_CAPS, STOPWORDS, TIME_WORDS
 from .tokens import APOSTROPHES
 
-__all__ = ["find_time", "find_entities"]
+__all__ = ["find_time", "find_entities", "tells_the_past"]
 
 
 _NUM = (
@@ -48,6 +48,36 @@ _TIME_RE = re.compile(
     r")\b",
     re.IGNORECASE,
 )
+
+
+# A time years back or a period of one's life: the sentence is a memory.
+_PAST_RE = re.compile(
+    rf"\b(?:{_NUM}\s+(?:years?|decades?)\s+ago|years ago|decades ago|long ago"
+    r"|when (?:i|we) (?:was|were) (?:a kid|kids|a child|children|young|little|younger|a teenager|teenagers|"
+    r"in (?:school|high school|college)|\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"|as a (?:kid|child|teenager|teen|boy|girl)|growing up|back in the day|back then"
+    rf"|back in {_YEAR}|in my (?:childhood|youth|teens|twenties))\b",
+    re.IGNORECASE,
+)
+
+
+def tells_the_past(text: str) -> bool:
+    """Whether the sentence tells of years back or a period of one's life.
+
+    "We moved to Ohio when I was ten" and "I started painting three years ago" are
+    memories: true of the past whatever the person says later, and no news about
+    the present either.
+
+    Parameters
+    ----------
+    text : str
+        One sentence.
+
+    Returns
+    -------
+    bool
+    """
+    return _PAST_RE.search(text.translate(APOSTROPHES)) is not None
 
 
 def find_time(text: str) -> str | None:
