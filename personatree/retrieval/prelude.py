@@ -126,18 +126,16 @@ def prepare_recall(
 
 @contextmanager
 def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
-    """Keep the cyclic garbage collector off a user's retrieval state as it is first made.
+    """Keep the cyclic garbage collector paused while a user's retrieval state is first made.
 
     Loading a big user's tree and reading or building its state allocate hundreds of
     thousands of objects that all stay alive: every allocation threshold crossed
     starts a collection that walks them all and finds no garbage (about 40 % of a
-    10,000-observation user's first recall), and the first collections after it walk
-    them again (a quarter of a 50,000-observation user's first recall read from its
-    snapshot). So the collector is paused during the build, and what is alive after
-    it is moved to the collector's permanent generation (``gc.freeze``), where no
-    collection walks it again. The engine unfreezes it when it closes, so a closed
-    engine's objects are collected as usual. A state already cached, or a collector
-    already off, changes nothing.
+    10,000-observation user's first recall). So the collector is paused during the
+    build and resumed after it. What the build left alive is not moved out of the
+    collector's reach (``gc.freeze``): that is process-wide, and a library must not
+    change how the application's own objects are collected. A state already cached,
+    or a collector already off, changes nothing.
     """
     engine = engine_of(tree)
     if user_id in engine.caches.get(_STATES, dict) or not gc.isenabled():
@@ -147,18 +145,7 @@ def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
     try:
         yield
     finally:
-        engine.caches.get(_FROZE, lambda: _unfreeze_on_close(engine))
-        gc.freeze()
         gc.enable()
-
-
-# Set once an engine froze what it had built: its close hook unfreezes.
-_FROZE: Slot[bool] = Slot("retrieval.froze")
-
-
-def _unfreeze_on_close(engine: Engine) -> bool:
-    engine.on_close(gc.unfreeze)
-    return True
 
 
 def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
