@@ -15,7 +15,7 @@ embedding matrix stays in step with the nodes.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import networkx as nx
 
@@ -47,6 +47,80 @@ class MemoryGraph:
         self._index: dict[Level, EmbeddingIndex] = {lv: EmbeddingIndex() for lv in Level}
         # (session id, normalised statement) -> leaf id, to recognise a repeated statement.
         self._statements: dict[tuple[str, str], str] = {}
+
+    @classmethod
+    def from_parts(cls, user_id: str, nodes: Iterable[Node], edges: Iterable[Edge]) -> "MemoryGraph":
+        """The graph that adding ``nodes`` then ``edges`` one by one makes, built in bulk.
+
+        Every rule of :meth:`add_node` and :meth:`add_edge` is checked, in the same
+        order and with the same errors, on plain dicts and sets, and the embedding
+        indexes are filled one matrix at a time: loading a stored tree of 10⁴ nodes
+        one call at a time costs several recalls.
+
+        Parameters
+        ----------
+        user_id : str
+        nodes : iterable of Node
+            In insertion order.
+        edges : iterable of Edge
+            In insertion order.
+
+        Returns
+        -------
+        MemoryGraph
+
+        Raises
+        ------
+        InvariantError, UnknownNodeError
+            As the first failing :meth:`add_node` or :meth:`add_edge` would.
+        """
+        g = cls(user_id)
+        by_id: dict[str, Node] = {}
+        rows: dict[Level, tuple[list[str], list[object]]] = {lv: ([], []) for lv in Level}
+        for node in nodes:
+            if node.user_id != user_id:
+                raise InvariantError(f"node {node.id!r} belongs to {node.user_id!r}, not {user_id!r}")
+            if node.id in by_id:
+                raise InvariantError(f"node {node.id!r} exists already")
+            by_id[node.id] = node
+            if node.embedding is not None:
+                ids, vecs = rows[node.level]
+                ids.append(node.id)
+                vecs.append(node.embedding)
+            if node.level is Level.LEAF and node.provenance:
+                g._statements.setdefault((node.provenance[0].session_id, _statement_key(node.content)), node.id)
+        g._g.add_nodes_from((k, {"node": n}) for k, n in by_id.items())
+        for lv, (ids, vecs) in rows.items():
+            if ids:
+                g._index[lv].fill(ids, vecs)  # type: ignore[arg-type]
+        pairs: set[tuple[str, str]] = set()
+        parent: dict[str, str] = {}
+        out = []
+        for edge in edges:
+            src, dst = by_id.get(edge.src), by_id.get(edge.dst)
+            if src is None or dst is None:
+                missing = edge.src if src is None else edge.dst
+                raise UnknownNodeError(f"no node {missing!r} for user {user_id!r}")
+            if edge.src == edge.dst:
+                raise InvariantError(f"self-loop on {edge.src!r}")
+            if (edge.src, edge.dst) in pairs:
+                raise InvariantError(f"an edge {edge.src!r} -> {edge.dst!r} exists already")
+            if (edge.dst, edge.src) in pairs:
+                raise InvariantError(f"edge {edge.src!r} -> {edge.dst!r} would close a cycle")
+            if edge.kind is EdgeKind.SUPPORT:
+                if _NEXT.get(src.level) is not dst.level:
+                    raise InvariantError(
+                        f"support edges go leaf->mid or mid->root, not {src.level.value}->{dst.level.value}"
+                    )
+                if edge.src in parent:
+                    raise InvariantError(f"{edge.src!r} already supports {parent[edge.src]!r}")
+                parent[edge.src] = edge.dst
+            elif src.level is not Level.LEAF or dst.level is not Level.MID:
+                raise InvariantError(f"conflict edges go leaf->mid, not {src.level.value}->{dst.level.value}")
+            pairs.add((edge.src, edge.dst))
+            out.append((edge.src, edge.dst, {"edge": edge}))
+        g._g.add_edges_from(out)
+        return g
 
     # -- reading ----------------------------------------------------------------------
 

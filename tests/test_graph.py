@@ -115,3 +115,47 @@ def test_random_mutations_keep_invariants(seq) -> None:
         for n in g.nodes():
             path = g.support_path(n.id)
             assert [g.node(x).level.rank for x in path] == sorted(g.node(x).level.rank for x in path)
+
+
+edge_lists = st.lists(
+    st.tuples(st.sampled_from([EdgeKind.SUPPORT, EdgeKind.CONFLICT]), st.integers(0, 11), st.integers(0, 11)),
+    max_size=40,
+)
+
+
+def _built_one_by_one(nodes: list[Node], edges: list[Edge]) -> MemoryGraph | str:
+    g = MemoryGraph("u")
+    try:
+        for n in nodes:
+            g.add_node(n)
+        for e in edges:
+            g.add_edge(e)
+    except (InvariantError, UnknownNodeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return g
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 13), max_size=14), edge_lists)
+def test_a_graph_built_in_bulk_is_the_graph_built_one_by_one(picks: list[int], pairs) -> None:
+    levels = [Level.LEAF] * 6 + [Level.MID] * 4 + [Level.ROOT] * 2 + [Level.LEAF] * 2
+    # Ids 12 and 13 repeat ids 0 and 1 (a duplicate), and 11 has no embedding.
+    nodes = [mk(f"n{p % 12}", levels[p], vec=p != 11) for p in picks]
+    edges = [edge(f"n{a}", f"n{b}", kind) for kind, a, b in pairs]
+    want = _built_one_by_one(nodes, edges)
+    try:
+        got: MemoryGraph | str = MemoryGraph.from_parts("u", nodes, edges)
+    except (InvariantError, UnknownNodeError) as exc:
+        got = f"{type(exc).__name__}: {exc}"
+    if isinstance(want, str) or isinstance(got, str):
+        assert got == want
+        return
+    assert got.same_as(want)
+    assert [n.id for n in got.nodes()] == [n.id for n in want.nodes()]
+    assert [(e.src, e.dst) for e in got.edges()] == [(e.src, e.dst) for e in want.edges()]
+    for lv in Level:
+        assert got.index(lv).ids == want.index(lv).ids
+        assert got.index(lv).matrix.tobytes() == want.index(lv).matrix.tobytes()
+    got.check()
+    got.add_node(mk("extra", Level.LEAF))  # the bulk-filled index still grows
+    assert got.index(Level.LEAF).ids[-1] == "extra"

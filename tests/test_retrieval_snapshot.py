@@ -19,6 +19,8 @@ from personatree.api import PersonaTree
 from personatree.clock import FixedClock
 from personatree.config import ConsolidationConfig, PersonaTreeConfig
 from personatree.embedders import HashingEmbedder
+from personatree.retrieval.access import access_log
+from personatree.retrieval.lazy_archive import LazyArchive, signature_digest
 from personatree.retrieval.lexical import BM25Index
 from personatree.retrieval.prelude import user_state
 from personatree.retrieval.snapshot import fingerprint
@@ -51,10 +53,19 @@ def _state(tree: PersonaTree) -> RetrievalState:
         return user_state(tree, "ana", tree.engine.state("ana"))
 
 
+def _sigs(st: RetrievalState) -> list[tuple[str, Any]]:
+    # A state read back holds the signatures of the archived leaves the tree does not
+    # hold as digests, until a change makes it read the archive.
+    if isinstance(st.archive, LazyArchive):
+        return list(st._sig.items()) + [(k, ("digest", d)) for k, d in st.archive.digests.items()]
+    return [(k, ("digest", signature_digest(v)) if k in st.archive and k not in st.graph else v)
+            for k, v in st._sig.items()]
+
+
 def _fields(st: RetrievalState) -> dict[str, Any]:
     # Everything a search reads, in the order it is held (row order breaks ties).
     return {
-        "version": st.version, "sig": list(st._sig.items()), "archive": list(st.archive),
+        "version": st.version, "sig": _sigs(st), "archive": list(st.archive),
         "turn_of": list(st.turn_of.items()), "turn_leaves": list(st.turn_leaves.items()),
         "turn_seq": list(st.turn_seq.items()), "dispositions": sorted(st.dispositions),
         "changes": sorted(st.changes), "said": list(st.leaf_said.items()),
@@ -302,5 +313,103 @@ def test_a_state_read_back_changes_exactly_like_a_built_one(tmp_path: Path, monk
         tree.forget("ana", leaf)
     assert _fields(_state(read)) == _fields(_state(built))
     assert _answers(read) == _answers(built)
+    read.close()
+    built.close()
+
+
+def _read_and_built(tmp_path: Path) -> tuple[PersonaTree, PersonaTree]:
+    # One store twice: with its snapshot (read back) and without it (built).
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 60))
+    tree.consolidate("ana")
+    assert tree.store.archive_ids("ana")
+    tree.close()
+    tree = _open(path)
+    _answers(tree)  # builds and keeps the snapshot
+    tree.close()
+    built_path = _without_snapshot(path, tmp_path / "built.db")
+    return _open(path), _open(built_path)
+
+
+def test_a_state_read_back_reads_only_the_archived_leaves_a_recall_shows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read, built = _read_and_built(tmp_path)
+    reads: list[list[str] | None] = []
+    real = read.store.archive
+
+    def counting(user_id: str, ids: Any = None) -> Any:
+        reads.append(None if ids is None else list(ids))
+        return real(user_id, ids)
+
+    monkeypatch.setattr(read.store, "archive", counting)
+    with _refusing(monkeypatch):
+        st = _state(read)
+    assert isinstance(st.archive, LazyArchive) and reads == []
+    # Searched all the same: every archived leaf is a row of the leaf matrix and a
+    # document of the turn index.
+    assert set(st.archive) <= set(st.arrays[Level.LEAF].ids)
+    one = read.recall("ana", QUERIES[1], budget=120)
+    assert one.text == built.recall("ana", QUERIES[1], budget=120).text
+    assert 0 < sum(len(r or ()) for r in reads) < len(st.archive)  # only what it scored and showed
+    assert _answers(read) == _answers(built)
+    assert None not in reads  # never the whole archive
+    # Recall statistics flushed (a commit that changes no content): still unread,
+    # still the same answers as the state that was built.
+    for _ in range(3):
+        assert _answers(read) == _answers(built)
+    for tree in (read, built):
+        access_log(tree.engine, 32).flush()
+    assert read.store.versions("ana")[0] > read.store.versions("ana")[1]
+    assert _answers(read) == _answers(built)
+    assert isinstance(_state(read).archive, LazyArchive) and None not in reads
+    # A change of content: the archive is read once, and the state then changes
+    # exactly as the built one does.
+    for tree in (read, built):
+        tree.observe_many("ana", _items(60, 8))
+        tree.consolidate("ana")
+        tree.delete_observation("ana", "o7")
+    assert _fields(_state(read)) == _fields(_state(built))
+    assert _answers(read) == _answers(built)
+    read.close()
+    built.close()
+
+
+def test_an_archived_leaf_another_process_removes_during_a_recall_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read, built = _read_and_built(tmp_path)
+    with _refusing(monkeypatch):
+        _state(read)
+    version = read.store.version("ana")
+    gone = sorted({n.provenance[0].observation_id for n in read.store.archive("ana")})
+    other = _open(tmp_path / "m.db")  # another process: removes every archived leaf's turn
+    for tree in (other, built):
+        for obs in gone:
+            tree.delete_observation("ana", obs)
+    other.close()
+    # This recall reads the user's version before the other process's commits land
+    # (it goes on from the state it holds), then fails to read an archived leaf.
+    real = read.store.version
+    calls: list[int] = []
+
+    def first_stale(user_id: str) -> int:
+        calls.append(1)
+        return version if len(calls) == 1 else real(user_id)
+
+    missed: list[str] = []
+    lookup = LazyArchive.__getitem__
+
+    def noting(self: LazyArchive, key: str) -> Any:
+        try:
+            return lookup(self, key)
+        except KeyError:
+            missed.append(key)
+            raise
+
+    monkeypatch.setattr(read.store, "version", first_stale)
+    monkeypatch.setattr(LazyArchive, "__getitem__", noting)
+    got = read.recall("ana", QUERIES[1], budget=400)
+    assert missed and len(calls) >= 2  # found gone, then read again
+    assert got.text == built.recall("ana", QUERIES[1], budget=400).text
     read.close()
     built.close()

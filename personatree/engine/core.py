@@ -119,7 +119,6 @@ class Engine:
         # One snapshot for rows and version: a cache can never be newer than its version.
         nodes, edges, version = self.store.load_graph_with_version(user_id)
         dim = self.embedder.dim
-        g = MemoryGraph(user_id)
         for n in nodes:
             if n.embedding is not None and n.embedding.shape[-1] != dim:
                 # A store written before the embedder was recorded in it (see open()).
@@ -128,10 +127,7 @@ class Engine:
                     f"the embedder {self.embedder.name!r} gives {dim}: open the store with the "
                     "embedder it was built with"
                 )
-            g.add_node(n)
-        for e in edges:
-            g.add_edge(e)
-        return TreeState(g, version)
+        return TreeState(MemoryGraph.from_parts(user_id, nodes, edges), version)
 
     def state(self, user_id: str) -> TreeState:
         """The cached tree of a user, reloaded when the store's version moved on.

@@ -14,6 +14,7 @@ from typing import Sequence
 from ..engine.core import EngineLike, engine_of
 from ..types import Level
 from .access import access_log
+from .lazy_archive import ArchiveChanged
 from .prelude import first_build, prepare_recall, user_state
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
@@ -66,8 +67,16 @@ def recall_user(
     engine = engine_of(tree)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
     with engine.lock:
-        with first_build(engine, user_id):
-            state = user_state(engine, user_id, engine.existing_state(user_id))
-        result = req.run(state)
+        for attempt in (0, 1):
+            with first_build(engine, user_id):
+                state = user_state(engine, user_id, engine.existing_state(user_id))
+            try:
+                result = req.run(state)
+                break
+            except ArchiveChanged:
+                # Another process removed an archived leaf after the version was read;
+                # the next read of the version refreshes the state past that commit.
+                if attempt:
+                    raise
     access_log(engine, req.cfg.access_flush_every).record(user_id, result.node_ids, req.now)
     return result

@@ -81,16 +81,25 @@ def context_leaf(
     node = state.nodes.get(latest)
     if arr is None or not arr.ids or node is None or node.embedding is None:
         return None
-    end = said_at(node)
-    start = tl.support_last
+    # Compared as the POSIX seconds the state keeps of every leaf (exact to the
+    # microsecond, so ordered as the times are): the close leaves can be thousands,
+    # and an archived one need not be read from the store for its time.
+    said = state.leaf_said
+    end = said_at(node).timestamp()
+    start = tl.support_last.timestamp() if tl.support_last is not None else None
     sims = arr.matrix @ node.embedding
     best, best_cos = None, floor
     for row in np.flatnonzero(sims >= floor):
         x = arr.ids[int(row)]
-        if x == latest or x not in state.nodes:
+        if x == latest:
             continue
-        cand = state.nodes[x]
-        at = said_at(cand)
+        hit = said.get(x)  # every leaf of the state has one; the fallback is for safety
+        if hit is not None:
+            at = hit[0]
+        elif x in state.nodes:
+            at = said_at(state.nodes[x]).timestamp()
+        else:
+            continue
         if at > end or (start is not None and at <= start):
             continue
         c = float(sims[row])

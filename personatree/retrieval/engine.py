@@ -84,6 +84,7 @@ def recall_state(
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
     scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal)
+    state.prefetch(scored)  # archived candidates not read yet: one store read for all
     named = (
         {w for w in query.lower().replace("'s", " ").split()} if cfg.speaker_boost > 1.0 else set()
     )

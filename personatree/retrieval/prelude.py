@@ -12,7 +12,7 @@ import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..types import Level, Route
 from .engine import recall_state
 from .result import Recall
 from .router import Router, default_router
+from .lazy_archive import store_fetch
 from .snapshot import encode, restore, store_snapshots
 from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
@@ -125,12 +126,16 @@ def prepare_recall(
 
 @contextmanager
 def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
-    """Pause the cyclic garbage collector while a user's retrieval state is first built.
+    """Keep the cyclic garbage collector paused while a user's retrieval state is first made.
 
-    Loading a big user's tree and building its state allocate hundreds of thousands of
-    objects that all stay alive: every allocation threshold crossed starts a collection
-    that walks them all and finds no garbage (about 40 % of a 10,000-observation user's
-    first recall). A state already cached, or a collector already off, changes nothing.
+    Loading a big user's tree and reading or building its state allocate hundreds of
+    thousands of objects that all stay alive: every allocation threshold crossed
+    starts a collection that walks them all and finds no garbage (about 40 % of a
+    10,000-observation user's first recall). So the collector is paused during the
+    build and resumed after it. What the build left alive is not moved out of the
+    collector's reach (``gc.freeze``): that is process-wide, and a library must not
+    change how the application's own objects are collected. A state already cached,
+    or a collector already off, changes nothing.
     """
     engine = engine_of(tree)
     if user_id in engine.caches.get(_STATES, dict) or not gc.isenabled():
@@ -149,8 +154,9 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     Call under the engine's lock. Whole turns are read from the store's observation
     log, and the user's archived leaves (evidence the tree's bounds took out of it)
     are searched too. A state not cached yet is read from the store's snapshot of it
-    when there is one for this version (:mod:`.snapshot`); else it is built, and the
-    build is kept as the snapshot.
+    when there is one for this version (:mod:`.snapshot`), its archived leaves read
+    only when a recall needs them; else it is built, and the build is kept as the
+    snapshot.
     """
     engine = engine_of(tree)
     cache = engine.caches.get(_STATES, dict)
@@ -161,7 +167,8 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
         data = snapshots.load(st.version)
         if data is not None:
             fresh = RetrievalState(st.graph, turn_text=turn_text, archive_source=archive)
-            if restore(fresh, st.graph, st.version, data):
+            content, current = _content_versions(engine.store, user_id, st.version)
+            if restore(fresh, st.graph, st.version, data, store_fetch(engine.store, user_id), content, current):
                 cache[user_id] = fresh
                 return fresh
     state = state_for(cache, user_id, st.graph, st.version, turn_text, archive,
@@ -169,3 +176,17 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     if snapshots is not None:
         snapshots.save(st.version, encode(state))  # built from scratch: what a snapshot holds
     return state
+
+
+def _content_versions(store: object, user_id: str, version: int) -> tuple[int | None, Callable[[], int | None] | None]:
+    """The user's content version at ``version`` (``None`` when the user moved on or
+    the store cannot tell), and a function reading it now."""
+    read = getattr(store, "versions", None)
+    if read is None:
+        return None, None
+
+    def current() -> int | None:
+        return int(read(user_id)[1])
+
+    now, content = read(user_id)
+    return (int(content) if now == version else None), current

@@ -22,7 +22,7 @@ consolidator, the tiers and the profile see does not hold them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 
@@ -31,6 +31,8 @@ from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition
 from ..timeline import said_at
+from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures
+from .node_text import extra_text as _extra_text, node_doc_tokens, signature, turn_key
 from .lexical import BM25Index, date_tokens, tokenize
 from .turn_memo import TurnDocument, TurnMemo, turn_digest
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
@@ -47,37 +49,6 @@ __all__ = [
     "store_turn_text",
     "state_for",
 ]
-
-
-def turn_key(node: Node) -> str:
-    """The source turn of a leaf ("observation id#turn"), or the node id when unknown.
-
-    A leaf is one sentence; the turn it came from is what a person (and a benchmark)
-    would call "the evidence", so leaves of one turn are scored together lexically.
-    """
-    if node.level is Level.LEAF and node.provenance:
-        p = node.provenance[0]
-        return f"{p.observation_id}#{p.turn}"
-    return node.id
-
-
-def _extra_text(node: Node) -> str:
-    a = node.attributes
-    parts = [str(a.get("speaker") or "")]
-    ents = a.get("entities")
-    if isinstance(ents, (list, tuple)):
-        parts.extend(str(e) for e in ents)
-    return " ".join(p for p in parts if p)
-
-
-def node_doc_tokens(node: Node) -> list[str]:
-    """BM25 tokens of one node: its content, speaker, entities and its dates."""
-    return tokenize(node.content + " " + _extra_text(node)) + date_tokens(node.t_first)
-
-
-def signature(node: Node) -> Hashable:
-    """What the state holds of a node depends on only these (compared on refresh)."""
-    return (node.level, node.content, node.t_first, _extra_text(node), turn_key(node))
 
 
 @dataclass(slots=True)
@@ -99,8 +70,9 @@ class RetrievalState:
     archive_source: ArchiveSource | None = None
     # The turn documents kept in the store (see turn_memo); None: computed every time.
     memo: TurnMemo | None = None
-    # Archived leaves (id → node) and their embedding rows, appended to the leaf level.
-    archive: dict[str, Node] = field(default_factory=dict)
+    # Archived leaves (id → node) and their embedding rows, appended to the leaf level;
+    # a state read from its snapshot reads the leaves only when shown (LazyArchive).
+    archive: Mapping[str, Node] = field(default_factory=dict)
     _archive_rows: tuple[list[str], np.ndarray] | None = None
     arrays: dict[Level, LevelArrays] = field(default_factory=dict)
     bm25: dict[Level, BM25Index] = field(
@@ -158,6 +130,9 @@ class RetrievalState:
         """
         if graph is self.graph and version == self.version and version is not None:
             return self
+        if isinstance(self.archive, LazyArchive):
+            if self._lazy_refresh(graph, version):
+                return self
         self.graph = graph
         if self.archive_source is not None:
             archive = self.archive_source(self.archive)
@@ -176,6 +151,36 @@ class RetrievalState:
             self._patch_structure(graph, ids)
         self.version = version
         return self
+
+    def _lazy_refresh(self, graph: MemoryGraph, version: Hashable) -> bool:
+        # A state read from its snapshot, its archive still unread. When no commit
+        # since changed content (only recall statistics, so the tree's signatures are
+        # the same), only the structure follows the reloaded tree. Otherwise the
+        # whole archive is read and each leaf's old signature recovered from the
+        # snapshot's digest, and the ordinary refresh follows.
+        lazy = self.archive
+        assert isinstance(lazy, LazyArchive)
+        tree = {n.id: signature(n) for n in graph.nodes()}
+        if lazy.unchanged() and all(self._sig.get(k) == v for k, v in tree.items()) and len(tree) == len(self._sig):
+            self.graph = graph
+            self._rebuild_structure(graph)
+            self.version = version
+            return True
+        current = lazy.read_all()
+        self._sig.update(refreshed_signatures(lazy, graph, current, signature))
+        self.archive = {k: current[k] for k in lazy.ids if k in current}
+        if len(self.archive) != len(lazy.ids):
+            self._archive_rows = None
+        return False
+
+    def prefetch(self, ids: Iterable[str]) -> None:
+        """Read, in one store read, the archived leaves among ``ids`` not read yet.
+
+        Only a state read back from its snapshot reads archived leaves on demand; for
+        any other state this does nothing.
+        """
+        if isinstance(self.nodes, LazyNodes):
+            self.nodes.prefetch(ids)
 
     def _diff_every(self, graph: MemoryGraph, dirty_turns: set[str]) -> dict[str, Hashable]:
         # Compare every node's signature with the last refresh's; returns the new ones.
@@ -320,7 +325,10 @@ class RetrievalState:
 
     def _rebuild_structure(self, graph: MemoryGraph) -> None:
         # O(n) per version change: cheap next to one embedding call, and never per query.
-        self.nodes = {n.id: n for n in self._every(graph)}
+        if isinstance(self.archive, LazyArchive):
+            self.nodes = LazyNodes(graph.nodes(), self.archive)
+        else:
+            self.nodes = {n.id: n for n in self._every(graph)}
         self.parent = {}
         self.children = {}
         for e in graph.edges(EdgeKind.SUPPORT):
@@ -402,7 +410,8 @@ class RetrievalState:
         a_ids, a_rows = self._archive_rows
         if not a_ids:
             return ids, matrix
-        mask = [i for i, x in enumerate(a_ids) if x not in graph]
+        tree = {n.id for n in graph.nodes()}  # one set, not a graph lookup per archived leaf
+        mask = [i for i, x in enumerate(a_ids) if x not in tree]
         if len(mask) != len(a_ids):
             a_ids, a_rows = [a_ids[i] for i in mask], a_rows[mask]
         if matrix.shape[0] == 0:
@@ -433,12 +442,21 @@ class RetrievalState:
             return (None, None)
         scene = self._scenes.get(sess)
         if scene is None:
-            order: list[tuple[Any, int, int, str]] = []
+            order: list[tuple[float, int, int, str]] = []
+            said = self.leaf_said
             for tk in self.session_turns[sess]:
-                # Every leaf of a turn shares its provenance time and message index.
-                p = self.nodes[self.turn_leaves[tk][0]].provenance[0]
-                # Log order breaks ties of time (a batch observed at one instant).
-                order.append((p.at, self.turn_seq.get(tk, -1), p.turn, tk))
+                # Every leaf of a turn shares its provenance time and message index, kept
+                # as the turn key and the leaf's time in POSIX seconds (ordered as the
+                # times are), so no leaf is read for them. Log order breaks ties of
+                # time (a batch observed at one instant).
+                first = self.turn_leaves[tk][0]
+                hit = said.get(first)
+                _, sep, index = tk.rpartition("#")
+                if hit is not None and sep and index.isdigit():
+                    order.append((hit[0], self.turn_seq.get(tk, -1), int(index), tk))
+                else:
+                    p = self.nodes[first].provenance[0]
+                    order.append((p.at.timestamp(), self.turn_seq.get(tk, -1), p.turn, tk))
             order.sort()
             keys = [o[-1] for o in order]
             scene = self._scenes[sess] = {
