@@ -19,6 +19,9 @@ with every write, so a process can tell the entry it decoded last) and holds:
 * ``prof``: what the profile block needs beyond tier 1's nodes: each tier-1
   claim's timeline over the whole tree, and the contradicting statements those
   quote (``quotes``, without embeddings);
+* ``bound``: what the sufficiency bound reads of each embedded node (its level,
+  the most its line could cost, whether tier 1 holds it), aligned with ``emb``, so
+  a reader tells a query no hot tier can answer from these two fields alone;
 * ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
   documents, turn grouping, dispositions and changes), so a reader rebuilds the
   states without tokenizing; unreadable, it is left out (the reader re-indexes).
@@ -78,6 +81,9 @@ class HotEntry:
         :mod:`personatree.tiering.shared_profile`).
     quotes : list of Node
         Statements the profile quotes that are not in ``nodes`` (no embeddings).
+    bound : dict
+        ``lv``, ``cost``, ``t1``: one value per embedded node, in node order
+        (:mod:`personatree.tiering.entry_bound`); empty when absent.
     eid : bytes or None
         The id of the write it was read from (a fresh one is given at each write).
     content_version : int
@@ -101,6 +107,7 @@ class HotEntry:
     prof: dict[str, Any] = field(default_factory=dict)
     quotes: list[Node] = field(default_factory=list)
     eid: bytes | None = None
+    bound: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.content_version < 0:
@@ -134,13 +141,14 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
         "heads": orjson.dumps(entry.heads),
         "lex": orjson.dumps(entry.lex),
+        "bound": orjson.dumps(entry.bound),
         "prof": orjson.dumps(entry.prof | {"quotes": [list(encode_node(replace(n, embedding=None), entry.user_id))[1:]
                                                       for n in entry.quotes]}),
     }
 
 
 def decode_heads(raw: bytes | None) -> dict[str, Any]:
-    """The ``heads`` or ``lex`` field (``{}`` when absent or unreadable: promotions
+    """The ``heads``, ``lex`` or ``bound`` field (``{}`` when absent or unreadable: promotions
     then score hits afresh, readers index the text)."""
     try:
         out = orjson.loads(raw) if raw else {}
@@ -191,4 +199,5 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
     return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
-                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"))
+                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"),
+                    decode_heads(fields.get("bound")))

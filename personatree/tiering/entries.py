@@ -28,6 +28,7 @@ from ..retrieval.lexical import token_memo
 from ..retrieval.lex_snapshot import lexical_snapshot, restore_state
 from ..retrieval.state import RetrievalState
 from ..types import EdgeKind
+from .entry_bound import bound_data
 from .header import NodeHeader
 from .hot import HotIndex, closure
 from .tiers import TierState
@@ -47,7 +48,8 @@ def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
 
 
 def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str) -> "HotEntry":
-    """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without ``lex``).
+    """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without
+    ``lex``; with ``bound``, see :mod:`~personatree.tiering.entry_bound`).
 
     Parameters
     ----------
@@ -86,7 +88,10 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
     }
     gate = {"fingerprint": fp, "reranks": tstate.reranks, "lazy_updates": tstate.lazy_updates,
             "promotions": tstate.promotions, "demotions": tstate.demotions}
-    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
+    entry = HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
+    held1 = {y for x in tier1_ids(entry) for y in closures[x]}
+    entry.bound = bound_data(entry.nodes, held1)
+    return entry
 
 
 def _head(h: NodeHeader) -> list[object]:

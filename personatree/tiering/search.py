@@ -42,7 +42,7 @@ from ..types import Level, Node, Route
 from .hot import HotIndex
 from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "archive_top", "hot_states", "search_tiers",
+__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "line_cost", "archive_top", "hot_states", "search_tiers",
            "search_request", "search_hot", "search_deep", "tiered_recall", "tiers_of", "tiering_config"]
 
 
@@ -166,12 +166,17 @@ def could_fill(close: Iterable[Node], need: float) -> bool:
     cost, add up to ``need`` tokens (the bound of :func:`could_suffice`)."""
     total = 0
     for n in close:
-        speaker = n.attributes.get("speaker")
-        extra = n.schema_type if n.level is not Level.LEAF else speaker
-        total += len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
+        total += line_cost(n)
         if total >= need:
             return True
     return False
+
+
+def line_cost(n: Node) -> int:
+    """The most bytes a node's rendered line could take (the unit of :func:`could_fill`)."""
+    speaker = n.attributes.get("speaker")
+    extra = n.schema_type if n.level is not Level.LEAF else speaker
+    return len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
 
 
 def archive_top(
