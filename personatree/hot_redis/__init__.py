@@ -8,7 +8,8 @@ Needs the ``redis`` extra (redis-py).
 from __future__ import annotations
 
 from .client import HotTierUnavailable, RedisHot
+from .rows import EntryRows
 from .entry import HOT_FIELDS, PROFILE_FIELDS, HotEntry, decode_entry, decode_gate, decode_heads, encode_entry
 
-__all__ = ["HotTierUnavailable", "RedisHot", "HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate",
+__all__ = ["HotTierUnavailable", "RedisHot", "EntryRows", "HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate",
            "decode_heads"]

@@ -164,8 +164,12 @@ def decode_gate(gate: bytes | None, anchor: bytes | None) -> tuple[dict[str, Any
     return (g if isinstance(g, dict) else {}), a
 
 
-def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
+def decode_entry(user_id: str, fields: dict[str, bytes], *, nodes: bool = True) -> HotEntry:
     """Inverse of :func:`encode_entry` (with the ``v`` field; ``heads`` only when given).
+
+    ``nodes=False`` leaves ``nodes`` and ``edges`` empty (and ``rows``, ``emb``,
+    ``edges`` unread): for a reader that decodes them on demand
+    (:class:`~personatree.hot_redis.rows.EntryRows`).
 
     Raises
     ------
@@ -178,17 +182,17 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         content = int(fields.get("cv", version))
         gate, anchor = decode_gate(fields.get("gate"), fields.get("anchor"))
         tiers = orjson.loads(fields["tiers"])
-        emb = fields["emb"]
-        nodes: list[Node] = []
+        emb = fields["emb"] if nodes else b""
+        held: list[Node] = []
         at = 0
-        for row in orjson.loads(fields["rows"]):
+        for row in orjson.loads(fields["rows"]) if nodes else ():
             dim = row[-1]
             blob = None
             if dim is not None:
                 end = at + 4 * int(dim)
                 blob, at = emb[at:end], end
-            nodes.append(decode_node([user_id, *row[:-1], blob, dim]))
-        edges = [decode_edge([user_id, *r]) for r in orjson.loads(fields["edges"])]
+            held.append(decode_node([user_id, *row[:-1], blob, dim]))
+        edges = [decode_edge([user_id, *r]) for r in orjson.loads(fields["edges"])] if nodes else []
     except (KeyError, ValueError, TypeError, IndexError, orjson.JSONDecodeError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
@@ -198,6 +202,6 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         quotes = [decode_node([user_id, *r]) for r in prof.pop("quotes", [])]
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
-    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
+    return HotEntry(user_id, version, tiers, gate, anchor, held, edges, decode_heads(fields.get("heads")),
                     decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"),
                     decode_heads(fields.get("bound")))

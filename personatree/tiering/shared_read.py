@@ -33,7 +33,7 @@ from ..retrieval.access import access_log
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
 from ..types import Level, Node
-from .entries import entry_graph, entry_indexes, entry_tiers, fingerprint, tier1_ids
+from .entries import entry_graph, entry_index, entry_tiers, fingerprint, tier1_ids
 from .entry_bound import bound_could
 from .entry_memo import Decoded
 from .hot import HotIndex
@@ -123,7 +123,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
              req: RecallQuery) -> _Found:
     # Raises HotTierUnavailable. When this process decoded the user's entry before,
     # only its id is read first: the same id is the same entry, decoded and indexed here.
-    from ..hot_redis import HOT_FIELDS, HotEntry, decode_entry, decode_gate, decode_heads  # noqa: PLC0415
+    from ..hot_redis import HOT_FIELDS, EntryRows, HotEntry, decode_entry, decode_gate, decode_heads  # noqa: PLC0415
 
     fp = fingerprint(engine, tcfg)
     if tier.memo.eid_of(user_id) is not None:
@@ -133,7 +133,13 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
         d = tier.memo.get(user_id, probe.get("eid"))
         if d is not None:
             ok = d.entry.content_version == content and d.entry.gate.get("fingerprint") == fp
-            return _Found(d, d.entry, d.entry) if ok else _Found(held=d.entry)
+            if not ok:
+                return _Found(held=d.entry)
+            could = None
+            if not _claim_rule(req, tcfg) and d.rows is not None:
+                could = bound_could(d.entry.bound, d.rows.emb, req.qvec, tcfg.sufficient_cosine,
+                                    tcfg.sufficient_fill * req.budget, req.levels)
+            return _Found(d, d.entry, d.entry, could)
     fields = tier.client.get(user_id, _PROBE)
     if not fields:
         return _Found()
@@ -171,10 +177,11 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
     if not fields:
         return _Found()
     try:
-        entry = decode_entry(user_id, fields)
-    except StoreError:
+        entry = decode_entry(user_id, fields, nodes=False)
+        rows = EntryRows(user_id, fields["rows"], fields["emb"], fields["edges"])
+    except (StoreError, KeyError):
         return _Found()
-    d = Decoded(entry.eid or b"", entry, entry_graph(entry))
+    d = Decoded(entry.eid or b"", entry, rows)
     if entry.content_version != content or entry.gate.get("fingerprint") != fp:
         return _Found(held=entry)
     if entry.eid is not None:
@@ -206,30 +213,45 @@ def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
     return full
 
 
+def _whole(d: Decoded) -> MemoryGraph:
+    # The entry's whole graph (its nodes decoded now, if they were not yet).
+    if d.graph is None:
+        if d.rows is not None:
+            d.entry.nodes, d.entry.edges = d.rows.nodes(), d.rows.edges()
+        d.graph = entry_graph(d.entry)
+    return d.graph
+
+
 def _from_entry(engine: Engine, d: Decoded, req: RecallQuery, tcfg: TieringConfig,
                 could: tuple[bool, bool] | None
                 ) -> tuple[TieredResult | None, tuple[HotIndex | None, HotIndex] | None]:
     # Tiers 1 and 2 from the entry (None when the tree must be read: tier 3), and the
-    # hot indexes if they were built (kept with the decoded entry for the next request).
-    entry, g = d.entry, d.graph
-    t = entry.tiers
-    with_t1 = True
-    if not _claim_rule(req, tcfg):  # search_hot's bounds, first
-        if could is None:
-            c12 = _could_suffice(g, None, req, tcfg)
-            could = (c12, c12 and _could_suffice(g, {y for x in tier1_ids(entry) for y in t["closures"][x]},
-                                                 req, tcfg))
-        if not could[0]:
-            return None, None
-        with_t1 = could[1]
-    if d.t12 is None or (with_t1 and d.t1 is None):
-        h1, d.t12 = entry_indexes(entry, tcfg, g, with_t1)
-        d.t1 = d.t1 or h1
-    h1, h12 = d.t1, d.t12
-    t1 = h1.state if h1 is not None and h1.state is not None else RetrievalState(MemoryGraph(entry.user_id))
-    assert h12.state is not None
-    got = search_hot(t1, h12.state, _full(engine, entry.user_id), req, tcfg)
-    return (got if isinstance(got, TieredResult) else None), (h1, h12)
+    # hot indexes if tiers 1+2's was built (kept with the decoded entry for the next
+    # request). Each index is built when its tier is searched: a tier-1 answer
+    # decodes and indexes tier 1's sub-tree only.
+    entry = d.entry
+    if not _claim_rule(req, tcfg) and could is None:  # search_hot's bounds, from the nodes
+        g = _whole(d)
+        c12 = _could_suffice(g, None, req, tcfg)
+        held1 = {y for x in tier1_ids(entry) for y in entry.tiers["closures"][x]}
+        could = (c12, c12 and _could_suffice(g, held1, req, tcfg))
+    if could is not None and not could[0]:
+        return None, None
+
+    def t1() -> RetrievalState:
+        if d.t1 is None:
+            d.t1 = entry_index(entry, tcfg, "t1", graph=d.graph, rows=d.rows)
+        assert d.t1.state is not None
+        return d.t1.state
+
+    def t12() -> RetrievalState:
+        if d.t12 is None:
+            d.t12 = entry_index(entry, tcfg, "t12", graph=_whole(d))
+        assert d.t12.state is not None
+        return d.t12.state
+
+    got = search_hot(t1, t12, _full(engine, entry.user_id), req, tcfg, could)
+    return (got if isinstance(got, TieredResult) else None), ((d.t1, d.t12) if d.t12 is not None else None)
 
 
 def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
