@@ -215,13 +215,13 @@ def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: An
                 forget(tree, uid)
         h = hot.hot
         assert h is not None
-        out.put(("ok", lat, dict(h.answered), h.rebuilt, h.fallbacks))
-        hot.close()
+        hot.close()  # waits for the entry writes still owed
         store.close()
+        out.put(("ok", lat, dict(h.answered), h.rebuilt, h.fallbacks, h.direct, h.writer.done))
     except BaseException as exc:  # noqa: BLE001 - report to the parent
         import traceback
 
-        out.put(("error", traceback.format_exc(), {}, 0, 0))
+        out.put(("error", traceback.format_exc(), {}, 0, 0, 0, 0))
         raise SystemExit(1) from exc
 
 
@@ -304,14 +304,16 @@ def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: f
            n_keys: int) -> None:
     lat: dict[str, list[float]] = {"hot": [], "store": []}
     answered = {1: 0, 2: 0, 3: 0}
-    rebuilt = fallbacks = 0
-    for _, la, ans, rb, fb in results:
+    rebuilt = fallbacks = direct = written = 0
+    for _, la, ans, rb, fb, dr, wr in results:
         for k in lat:
             lat[k].extend(la[k])
         for t, c in ans.items():
             answered[int(t)] += c
         rebuilt += rb
         fallbacks += fb
+        direct += dr
+        written += wr
     total = sum(answered.values())
     print(f"\n{args.users} users x {args.nodes} nodes on PostgreSQL, {args.workers} workers; "
           f"trees written in {took:.0f} s; {total} hot requests; turn documents "
@@ -324,6 +326,11 @@ def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: f
           f"p95 {pct(lat['store'], 95) / pct(lat['hot'], 95):.1f}x")
     print(f"answered from tier 1 / 2 / 3: " + " / ".join(f"{100 * answered[t] / max(1, total):.0f}%" for t in (1, 2, 3))
           + f"; entries rebuilt {rebuilt}; fallbacks {fallbacks}")
+    print(f"tier 3 sent to the store without decoding the entry: {direct} of {answered[3]}; "
+          f"entry writes after the answer: {written}")
+    for name, label in (("hot", "Redis hot tier"), ("store", "load from PostgreSQL")):
+        xs = lat[name]
+        print(f"{label}: mean {1000 * statistics.mean(xs):.0f} ms over {len(xs)} requests")
     print(f"Redis memory per user: {mem_key / 1e6:.2f} MB (MEMORY USAGE), {mem_used / 1e6:.2f} MB "
           f"(used_memory / {n_keys} entries)")
 
