@@ -204,17 +204,23 @@ def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: An
             tree.recall(WARM_USER, warm)
             forget(tree, WARM_USER)
         assert hot.hot is not None
-        hot.hot.answered = {1: 0, 2: 0, 3: 0}
+        h = hot.hot
+        h.answered = {1: 0, 2: 0, 3: 0}
+        h.direct, h.writer.done = 0, 0
         lat: dict[str, list[float]] = {"hot": [], "store": []}
         for i, (uid, q) in enumerate(zip(uids, queries)):
             order = [("hot", hot), ("store", store)] if i % 2 == 0 else [("store", store), ("hot", hot)]
             for name, tree in order:
+                before = (dict(h.answered), h.direct)
                 t = time.perf_counter()
                 tree.recall(uid, q)
-                lat[name].append(time.perf_counter() - t)
+                took = time.perf_counter() - t
+                lat[name].append(took)
+                if name == "hot":  # which kind of hot request it was
+                    tier = next(k for k in h.answered if h.answered[k] != before[0][k])
+                    kind = "3, entry skipped" if h.direct != before[1] else str(tier)
+                    lat.setdefault(f"tier {kind}", []).append(took)
                 forget(tree, uid)
-        h = hot.hot
-        assert h is not None
         hot.close()  # waits for the entry writes still owed
         store.close()
         out.put(("ok", lat, dict(h.answered), h.rebuilt, h.fallbacks, h.direct, h.writer.done))
@@ -302,12 +308,12 @@ def main() -> None:
 
 def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: float, mem_used: float,
            n_keys: int) -> None:
-    lat: dict[str, list[float]] = {"hot": [], "store": []}
+    lat: dict[str, list[float]] = {}
     answered = {1: 0, 2: 0, 3: 0}
     rebuilt = fallbacks = direct = written = 0
     for _, la, ans, rb, fb, dr, wr in results:
-        for k in lat:
-            lat[k].extend(la[k])
+        for k, v in la.items():
+            lat.setdefault(k, []).extend(v)
         for t, c in ans.items():
             answered[int(t)] += c
         rebuilt += rb
@@ -331,6 +337,11 @@ def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: f
     for name, label in (("hot", "Redis hot tier"), ("store", "load from PostgreSQL")):
         xs = lat[name]
         print(f"{label}: mean {1000 * statistics.mean(xs):.0f} ms over {len(xs)} requests")
+    print("| Redis hot tier, by the tier that answered | requests | p50 ms | p95 ms |")
+    print("|---|---|---|---|")
+    for name in sorted(k for k in lat if k.startswith("tier ")):
+        xs = lat[name]
+        print(f"| {name} | {len(xs)} | {pct(xs, 50):.0f} | {pct(xs, 95):.0f} |")
     print(f"Redis memory per user: {mem_key / 1e6:.2f} MB (MEMORY USAGE), {mem_used / 1e6:.2f} MB "
           f"(used_memory / {n_keys} entries)")
 
