@@ -43,10 +43,17 @@ from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
 
-__all__ = ["HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+__all__ = ["HotEntry", "HOT_FIELDS", "PROBE_FIELDS", "REST_FIELDS", "DEEP_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
 HOT_FIELDS = ("cv", "eid", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+#: Read first by recall: whether the entry may be served, and whether a hot tier
+#: could answer (``bound`` with the embeddings).
+PROBE_FIELDS = ("cv", "eid", "gate", "anchor", "bound", "emb")
+#: With the probe, what searching the hot tiers needs (``eid`` again: the same entry).
+REST_FIELDS = ("eid", "tiers", "rows", "edges", "lex")
+#: With the probe, what tier 3 needs of an entry it does not search.
+DEEP_FIELDS = ("eid", "tiers", "heads")
 #: The fields the profile block reads.
 PROFILE_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "prof")
 

@@ -46,14 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["shared_recall"]
 
-# Read first: whether the entry may be served, and whether a hot tier could answer.
-_PROBE = ("cv", "eid", "gate", "anchor", "bound", "emb")
-# With the probe, what searching the hot tiers needs (HOT_FIELDS).
-_REST = ("eid", "tiers", "rows", "edges", "lex")
-# With the probe, what tier 3 needs of an entry it does not search.
-_DEEP = ("eid", "tiers", "heads")
-
-
 @dataclass(slots=True)
 class _Found:
     # What Redis held for the user: ``decoded`` when it may be served and is worth
@@ -123,7 +115,8 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
              req: RecallQuery) -> _Found:
     # Raises HotTierUnavailable. When this process decoded the user's entry before,
     # only its id is read first: the same id is the same entry, decoded and indexed here.
-    from ..hot_redis import HOT_FIELDS, EntryRows, HotEntry, decode_entry, decode_gate, decode_heads  # noqa: PLC0415
+    from ..hot_redis import (DEEP_FIELDS, HOT_FIELDS, PROBE_FIELDS, REST_FIELDS, EntryRows, HotEntry,  # noqa: PLC0415
+                             decode_entry, decode_gate, decode_heads)
 
     fp = fingerprint(engine, tcfg)
     if tier.memo.eid_of(user_id) is not None:
@@ -140,7 +133,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
                 could = bound_could(d.entry.bound, d.rows.emb, req.qvec, tcfg.sufficient_cosine,
                                     tcfg.sufficient_fill * req.budget, req.levels)
             return _Found(d, d.entry, d.entry, could)
-    fields = tier.client.get(user_id, _PROBE)
+    fields = tier.client.get(user_id, PROBE_FIELDS)
     if not fields:
         return _Found()
     try:
@@ -157,7 +150,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
         could = bound_could(decode_heads(fields.get("bound")), fields.get("emb", b""), req.qvec,
                             tcfg.sufficient_cosine, tcfg.sufficient_fill * req.budget, req.levels)
     if could is not None and not could[0]:
-        deep = tier.client.get(user_id, _DEEP)
+        deep = tier.client.get(user_id, DEEP_FIELDS)
         if deep and deep.get("eid") == light.eid and int(deep["v"]) == version:
             try:
                 light.tiers = dict(decode_heads(deep.get("tiers")))
@@ -168,7 +161,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
             return _Found(None, light, light, could)
         fields = tier.client.get(user_id, HOT_FIELDS)  # replaced in between: read it whole
     else:
-        rest = tier.client.get(user_id, _REST)
+        rest = tier.client.get(user_id, REST_FIELDS)
         if rest and rest.get("eid") == light.eid:
             fields = fields | rest
         else:
