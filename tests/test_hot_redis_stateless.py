@@ -82,3 +82,13 @@ def test_promotions_are_written_after_the_answer_and_seen_next(stores, embedder)
     assert hot.writer.pending() == 0 and hot.writes >= 1
     entry = decode_entry("sam", hot.client.get("sam", HOT_FIELDS) or {})
     assert entry.gate["promotions"] > 0
+
+
+def test_a_caller_holding_the_engine_lock_does_not_wait_on_the_writer(stores) -> None:
+    _, reader = stores
+    with reader._lock:  # the writes owed cannot run meanwhile: recall must not wait for them
+        for q in QUESTIONS + QUESTIONS:
+            reader.recall("sam", q, budget=80)
+        assert reader.hot is not None and reader.hot.answered[3]
+    reader.hot.writer.drain()
+    assert reader.hot.writer.failed == 0 and reader.hot.writer.pending() == 0

@@ -85,7 +85,7 @@ def shared_recall(
     tier = attached_tier(engine)
     tcfg = tier.tiering(engine)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
-    tier.writer.wait(user_id)  # this process's last answer for the user is in Redis first
+    tier.writer.wait(user_id, engine.lock)  # this process's last answer for the user is in Redis first
     version, content = versions(engine, user_id)
     if version == 0:
         raise UnknownUserError(f"no data stored for user {user_id!r}")

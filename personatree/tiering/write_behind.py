@@ -53,8 +53,19 @@ class WriteBehind:
                 self._thread.start()
         self._jobs.put((user_id, job))
 
-    def wait(self, user_id: str) -> None:
-        """Block until no write of ``user_id`` is pending."""
+    def wait(self, user_id: str, lock: object = None) -> None:
+        """Block until no write of ``user_id`` is pending.
+
+        Parameters
+        ----------
+        user_id : str
+        lock : RLock, optional
+            The lock the jobs take (the engine's): a thread that holds it does not
+            wait, since the job could not finish before it lets go.
+        """
+        owned = getattr(lock, "_is_owned", None)
+        if callable(owned) and owned():
+            return
         with self._cond:
             while self._pending.get(user_id):
                 self._cond.wait()
