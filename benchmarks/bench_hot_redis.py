@@ -193,8 +193,11 @@ def forget(tree: PersonaTree, uid: str) -> None:
     tree.engine.caches.get(_STATES, dict).pop(uid, None)
 
 
-def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any) -> None:
+def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any,
+           switch_interval: float | None = None) -> None:
     """Answer one request per user with each tree, alternating; report the timings."""
+    if switch_interval is not None:
+        sys.setswitchinterval(switch_interval)
     try:
         warm = "What kind of person am I?"
         emb = KnownQueries(SentenceTransformerEmbedder(), queries + [warm])
@@ -272,6 +275,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--pool", type=int, default=6000, help="distinct sentences embedded (default 6000)")
     ap.add_argument("--pg", default=None, help="a PostgreSQL URL (default: a fresh pgserver)")
+    ap.add_argument("--switch-interval", type=float, default=None,
+                    help="the workers' sys.setswitchinterval (how soon a request thread gets the "
+                         "interpreter back from the background entry writer; default Python's 5 ms)")
     ap.add_argument("--cold-turn-docs", action="store_true",
                     help="do not store recall's turn documents in setup (users never recalled before)")
     args = ap.parse_args()
@@ -288,7 +294,7 @@ def main() -> None:
         ctx = mp.get_context("spawn")
         out = ctx.Queue()
         parts = [uids[w::args.workers] for w in range(args.workers)]
-        procs = [ctx.Process(target=worker, args=(pg, url, part, [asks[u] for u in part], out)) for part in parts]
+        procs = [ctx.Process(target=worker, args=(pg, url, part, [asks[u] for u in part], out, args.switch_interval)) for part in parts]
         for p in procs:
             p.start()
         results = [out.get(timeout=7200) for _ in procs]
