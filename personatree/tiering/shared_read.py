@@ -29,6 +29,7 @@ from ..config import TieringConfig
 from ..engine.core import Engine, EngineLike, TreeState, engine_of
 from ..errors import StoreError, UnknownUserError
 from ..graph import MemoryGraph
+from ..hot_redis.rows import paused_gc
 from ..retrieval.access import access_log
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
@@ -303,6 +304,10 @@ def _write_later(engine: Engine, tier: SharedTier, st: TreeState, tstate: TierSt
     prior_eid = None if prior is None else prior.eid
 
     def job() -> None:
+        with paused_gc():  # thousands of small objects that all survive (the entry's)
+            write()
+
+    def write() -> None:
         from ..hot_redis import HOT_FIELDS, HotTierUnavailable, decode_entry  # noqa: PLC0415
 
         base = prior
