@@ -193,8 +193,11 @@ def forget(tree: PersonaTree, uid: str) -> None:
     tree.engine.caches.get(_STATES, dict).pop(uid, None)
 
 
-def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any) -> None:
+def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any,
+           switch_interval: float | None = None) -> None:
     """Answer one request per user with each tree, alternating; report the timings."""
+    if switch_interval is not None:
+        sys.setswitchinterval(switch_interval)
     try:
         warm = "What kind of person am I?"
         emb = KnownQueries(SentenceTransformerEmbedder(), queries + [warm])
@@ -204,24 +207,30 @@ def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: An
             tree.recall(WARM_USER, warm)
             forget(tree, WARM_USER)
         assert hot.hot is not None
-        hot.hot.answered = {1: 0, 2: 0, 3: 0}
+        h = hot.hot
+        h.answered = {1: 0, 2: 0, 3: 0}
+        h.direct, h.writer.done = 0, 0
         lat: dict[str, list[float]] = {"hot": [], "store": []}
         for i, (uid, q) in enumerate(zip(uids, queries)):
             order = [("hot", hot), ("store", store)] if i % 2 == 0 else [("store", store), ("hot", hot)]
             for name, tree in order:
+                before = (dict(h.answered), h.direct)
                 t = time.perf_counter()
                 tree.recall(uid, q)
-                lat[name].append(time.perf_counter() - t)
+                took = time.perf_counter() - t
+                lat[name].append(took)
+                if name == "hot":  # which kind of hot request it was
+                    tier = next(k for k in h.answered if h.answered[k] != before[0][k])
+                    kind = "3, entry skipped" if h.direct != before[1] else str(tier)
+                    lat.setdefault(f"tier {kind}", []).append(took)
                 forget(tree, uid)
-        h = hot.hot
-        assert h is not None
-        out.put(("ok", lat, dict(h.answered), h.rebuilt, h.fallbacks))
-        hot.close()
+        hot.close()  # waits for the entry writes still owed
         store.close()
+        out.put(("ok", lat, dict(h.answered), h.rebuilt, h.fallbacks, h.direct, h.writer.done))
     except BaseException as exc:  # noqa: BLE001 - report to the parent
         import traceback
 
-        out.put(("error", traceback.format_exc(), {}, 0, 0))
+        out.put(("error", traceback.format_exc(), {}, 0, 0, 0, 0))
         raise SystemExit(1) from exc
 
 
@@ -266,6 +275,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--pool", type=int, default=6000, help="distinct sentences embedded (default 6000)")
     ap.add_argument("--pg", default=None, help="a PostgreSQL URL (default: a fresh pgserver)")
+    ap.add_argument("--switch-interval", type=float, default=None,
+                    help="the workers' sys.setswitchinterval (how soon a request thread gets the "
+                         "interpreter back from the background entry writer; default Python's 5 ms)")
     ap.add_argument("--cold-turn-docs", action="store_true",
                     help="do not store recall's turn documents in setup (users never recalled before)")
     args = ap.parse_args()
@@ -282,7 +294,7 @@ def main() -> None:
         ctx = mp.get_context("spawn")
         out = ctx.Queue()
         parts = [uids[w::args.workers] for w in range(args.workers)]
-        procs = [ctx.Process(target=worker, args=(pg, url, part, [asks[u] for u in part], out)) for part in parts]
+        procs = [ctx.Process(target=worker, args=(pg, url, part, [asks[u] for u in part], out, args.switch_interval)) for part in parts]
         for p in procs:
             p.start()
         results = [out.get(timeout=7200) for _ in procs]
@@ -302,16 +314,18 @@ def main() -> None:
 
 def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: float, mem_used: float,
            n_keys: int) -> None:
-    lat: dict[str, list[float]] = {"hot": [], "store": []}
+    lat: dict[str, list[float]] = {}
     answered = {1: 0, 2: 0, 3: 0}
-    rebuilt = fallbacks = 0
-    for _, la, ans, rb, fb in results:
-        for k in lat:
-            lat[k].extend(la[k])
+    rebuilt = fallbacks = direct = written = 0
+    for _, la, ans, rb, fb, dr, wr in results:
+        for k, v in la.items():
+            lat.setdefault(k, []).extend(v)
         for t, c in ans.items():
             answered[int(t)] += c
         rebuilt += rb
         fallbacks += fb
+        direct += dr
+        written += wr
     total = sum(answered.values())
     print(f"\n{args.users} users x {args.nodes} nodes on PostgreSQL, {args.workers} workers; "
           f"trees written in {took:.0f} s; {total} hot requests; turn documents "
@@ -324,6 +338,16 @@ def report(args: argparse.Namespace, took: float, results: list[Any], mem_key: f
           f"p95 {pct(lat['store'], 95) / pct(lat['hot'], 95):.1f}x")
     print(f"answered from tier 1 / 2 / 3: " + " / ".join(f"{100 * answered[t] / max(1, total):.0f}%" for t in (1, 2, 3))
           + f"; entries rebuilt {rebuilt}; fallbacks {fallbacks}")
+    print(f"tier 3 sent to the store without decoding the entry: {direct} of {answered[3]}; "
+          f"entry writes after the answer: {written}")
+    for name, label in (("hot", "Redis hot tier"), ("store", "load from PostgreSQL")):
+        xs = lat[name]
+        print(f"{label}: mean {1000 * statistics.mean(xs):.0f} ms over {len(xs)} requests")
+    print("| Redis hot tier, by the tier that answered | requests | p50 ms | p95 ms |")
+    print("|---|---|---|---|")
+    for name in sorted(k for k in lat if k.startswith("tier ")):
+        xs = lat[name]
+        print(f"| {name} | {len(xs)} | {pct(xs, 50):.0f} | {pct(xs, 95):.0f} |")
     print(f"Redis memory per user: {mem_key / 1e6:.2f} MB (MEMORY USAGE), {mem_used / 1e6:.2f} MB "
           f"(used_memory / {n_keys} entries)")
 

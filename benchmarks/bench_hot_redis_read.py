@@ -2,13 +2,14 @@
 
 One user with a tree of --nodes nodes (bench_hot_redis's generator) in a SQLite file,
 written through a ``hot=`` tree, so its entry is in a local redis-server. Then, --reps
-times, the entry is read as a stateless worker reads it, each phase timed: the Redis
-transfer, decoding, the entry's graph, and the tier-1 and tier-1+2 hot indexes built
-two ways side by side: from the entry's text analysis (``lex``, what a reader does)
-and from the text (what it did before entries carried ``lex``, and still does with
-an entry that lacks it). Also timed: one write of the user's entry (rank, build,
-index, encode, put). Embeddings come from a hashing embedder: indexing cost is the
-text's, not the vectors'.
+times, the entry is read as a stateless worker reads it, each phase timed: the probe
+(the small fields and the embeddings) and the bound that tells a query no hot tier
+could answer; the rest of the entry; decoding it without its nodes and parsing its
+rows; tier 1's sub-tree decoded and indexed from the entry's text analysis (``lex``,
+what a tier-1 answer builds); the whole entry's graph and the tiers 1+2 index (what a
+tier-2 answer adds); for comparison, the two indexes from the text (an entry without
+``lex``). Also timed: one write of the user's entry (rank, build, index, encode, put).
+Embeddings come from a hashing embedder: indexing cost is the text's, not the vectors'.
 
 Run::
 
@@ -33,8 +34,9 @@ from bench_hot_redis import apply, pool, start_redis, user_change  # noqa: E402
 
 from personatree.api import PersonaTree  # noqa: E402
 from personatree.embedders import HashingEmbedder  # noqa: E402
-from personatree.hot_redis import HOT_FIELDS, decode_entry  # noqa: E402
-from personatree.tiering.entries import entry_graph, entry_indexes  # noqa: E402
+from personatree.hot_redis import PROBE_FIELDS, REST_FIELDS, EntryRows, decode_entry, decode_heads  # noqa: E402
+from personatree.tiering.entries import entry_graph, entry_index, entry_indexes  # noqa: E402
+from personatree.tiering.entry_bound import bound_could  # noqa: E402
 from personatree.tiering.shared import write_through  # noqa: E402
 
 
@@ -56,31 +58,43 @@ def main() -> None:
         assert tree.hot is not None
         tier, engine = tree.hot, tree.engine
         tcfg = tier.tiering(engine)
-        phases: dict[str, list[float]] = {k: [] for k in
-                                          ("transfer", "decode", "graph", "indexes from lex", "indexes from text",
-                                           "write entry")}
+        phases: dict[str, list[float]] = {}
         n_nodes = n_t1 = 0
+        q = emb.embed(["What did I tell you about the lake?"])[0]
         for _ in range(args.reps):
-            t0 = time.perf_counter()
-            fields = tier.client.get("u", HOT_FIELDS) or {}
-            t1 = time.perf_counter()
-            entry = decode_entry("u", fields)
-            t2 = time.perf_counter()
+            marks = [("start", time.perf_counter())]
+
+            def mark(name: str) -> None:
+                marks.append((name, time.perf_counter()))
+
+            probe = tier.client.get("u", PROBE_FIELDS) or {}
+            mark("probe: transfer (small fields, embeddings)")
+            bound_could(decode_heads(probe.get("bound")), probe["emb"], q, tcfg.sufficient_cosine,
+                        tcfg.sufficient_fill * 1000, None)
+            mark("probe: the bound (could a hot tier answer?)")
+            fields = probe | (tier.client.get("u", REST_FIELDS) or {})
+            mark("rest: transfer")
+            entry = decode_entry("u", fields, nodes=False)
+            rows = EntryRows("u", fields["rows"], fields["emb"], fields["edges"])
+            mark("decode without nodes, rows parsed")
+            h1 = entry_index(entry, tcfg, "t1", rows=rows)
+            mark("tier 1: sub-tree decoded, indexed from lex")
+            entry.nodes, entry.edges = rows.nodes(), rows.edges()
             g = entry_graph(entry)
-            t3 = time.perf_counter()
-            h1, h12 = entry_indexes(entry, tcfg, g)
-            t4 = time.perf_counter()
+            mark("tiers 1+2: all nodes decoded, graph")
+            entry_index(entry, tcfg, "t12", graph=g)
+            mark("tiers 1+2: indexed from lex")
             bare = replace(entry, lex={})
             entry_indexes(bare, tcfg, entry_graph(bare))
-            t5 = time.perf_counter()
+            mark("both indexes from the text (no lex; graph included)")
             tier.client.delete("u")  # so the write below is not skipped as current
-            t6 = time.perf_counter()
+            marks[-1] = (marks[-1][0], time.perf_counter())
             write_through(engine, tier, "u", engine.store.version("u"))
-            t7 = time.perf_counter()
-            for k, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4 - (t3 - t2), t7 - t6)):
-                phases[k].append(1000 * v)
+            mark("write entry (rank, build, index, encode, put)")
+            for (_, a), (name, b) in zip(marks, marks[1:]):
+                phases.setdefault(name, []).append(1000 * (b - a))
             n_nodes = len(entry.nodes)
-            n_t1 = len(h1.counts) if h1 is not None else 0
+            n_t1 = len(h1.counts)
         tree.close()
     finally:
         proc.terminate()
@@ -91,8 +105,8 @@ def main() -> None:
     print("|---|---|")
     for k, v in phases.items():
         print(f"| {k} | {statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f}) |")
-    lex, text = statistics.median(phases["indexes from lex"]), statistics.median(phases["indexes from text"])
-    print(f"hot indexes: {text / lex:.1f}x faster from lex than from the text")
+    t1 = sum(statistics.median(phases[k]) for k in list(phases)[:5])
+    print(f"a tier-1 read (probe to tier-1 index): {t1:.0f} ms")
 
 
 if __name__ == "__main__":

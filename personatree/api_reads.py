@@ -186,7 +186,7 @@ class TreeReads:
         lv = None if levels is None else reads.as_levels(levels)
         uid = self.engine.check_user(user_id)
         if self.hot is not None:
-            from .tiering.shared import shared_recall
+            from .tiering.shared_read import shared_recall
 
             return shared_recall(self.engine, uid, query, budget=budget, model=model, levels=lv).recall
         if self.engine.config.tiering.tiers:

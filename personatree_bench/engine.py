@@ -227,7 +227,7 @@ class PersonaTreeEngine:
             self.clock.set(at)
         t0 = time.perf_counter()
         if hot:
-            from personatree.tiering.shared import shared_recall
+            from personatree.tiering.shared_read import shared_recall
             from personatree.types import Level
 
             lv = [Level(x) for x in levels] if levels else None

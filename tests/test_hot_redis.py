@@ -103,6 +103,7 @@ def test_entry_follows_the_store_version_and_is_never_served_stale(stores, embed
     got = reader.recall("sam", "Do I have any food allergies?", budget=80)
     assert "shellfish" in got.text  # the stale entry was not served
     assert reader.hot.rebuilt == 1
+    reader.hot.writer.drain()  # the rebuilt entry is written after the answer
     assert client.version("sam") == writer.store.version("sam")  # and it was rebuilt
     assert got.text == _in_process(_db(writer), embedder, ["Do I have any food allergies?"])[0][0]
 
@@ -162,6 +163,7 @@ def _dumps(url: str) -> bytes:
 def test_delete_and_forget_leave_no_text_in_redis(stores, redis_server) -> None:
     writer, reader = stores
     reader.recall("sam", "What is my dog's name?", budget=80)
+    reader.hot.writer.drain()
     assert b"golden retriever" in _dumps(redis_server.url)  # DUMP shows the text (no compression)
     dog = next(n.id for n in writer.graph("sam").nodes() if "golden retriever" in n.content)
     writer.forget("sam", dog)
@@ -179,6 +181,7 @@ def test_redis_stopped_mid_run_falls_back_and_rebuilds(stores, embedder, redis_s
     writer, reader = stores
     q = "Who did I go hiking with?"
     served = reader.recall("sam", q, budget=80)
+    reader.hot.writer.drain()
     redis_server.stop()
     with pytest.warns(HotTierWarning):
         fallback = reader.recall("sam", q, budget=80)
@@ -193,6 +196,7 @@ def test_redis_stopped_mid_run_falls_back_and_rebuilds(stores, embedder, redis_s
         warnings.simplefilter("error", HotTierWarning)
         got = reader.recall("sam", q, budget=80)
         assert reader.hot.rebuilt == 1  # the flushed entry is rebuilt from the store
+        reader.hot.writer.drain()
         assert writer.hot.client.version("sam") == writer.store.version("sam")
         again = reader.recall("sam", q, budget=80)
     assert reader.hot.rebuilt == 1
@@ -209,6 +213,7 @@ def test_ttl_lets_inactive_users_fall_out(tmp_path, embedder, redis_server) -> N
     time.sleep(2.2)
     assert client.version("sam") is None
     assert "Max" in tree.recall("sam", "What is my dog's name?", budget=80).text  # rebuilt on demand
+    tree.hot.writer.drain()
     assert client.version("sam") == tree.store.version("sam")
     tree.close()
 

@@ -39,6 +39,7 @@ def test_written_and_promoted_entries_carry_exact_lex(stores) -> None:
     before = reader.hot.writes
     for q in QUESTIONS:
         reader.recall("sam", q, budget=80)
+    reader.hot.writer.drain()
     assert reader.hot.answered[3] and reader.hot.writes > before  # a tier-3 answer promoted and wrote back
     entry = _entry(reader)
     assert entry.gate["promotions"] > 0

@@ -8,7 +8,9 @@ Needs the ``redis`` extra (redis-py).
 from __future__ import annotations
 
 from .client import HotTierUnavailable, RedisHot
-from .entry import HOT_FIELDS, PROFILE_FIELDS, HotEntry, decode_entry, decode_gate, decode_heads, encode_entry
+from .entry import (DEEP_FIELDS, HOT_FIELDS, PROBE_FIELDS, PROFILE_FIELDS, REST_FIELDS, HotEntry, decode_entry,
+                    decode_gate, decode_heads, encode_entry)
+from .rows import EntryRows
 
-__all__ = ["HotTierUnavailable", "RedisHot", "HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate",
-           "decode_heads"]
+__all__ = ["HotTierUnavailable", "RedisHot", "EntryRows", "HotEntry", "HOT_FIELDS", "PROBE_FIELDS", "REST_FIELDS",
+           "DEEP_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]

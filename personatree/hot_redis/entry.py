@@ -19,6 +19,9 @@ with every write, so a process can tell the entry it decoded last) and holds:
 * ``prof``: what the profile block needs beyond tier 1's nodes: each tier-1
   claim's timeline over the whole tree, and the contradicting statements those
   quote (``quotes``, without embeddings);
+* ``bound``: what the sufficiency bound reads of each embedded node (its level,
+  the most its line could cost, whether tier 1 holds it), aligned with ``emb``, so
+  a reader tells a query no hot tier can answer from these two fields alone;
 * ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
   documents, turn grouping, dispositions and changes), so a reader rebuilds the
   states without tokenizing; unreadable, it is left out (the reader re-indexes).
@@ -40,10 +43,17 @@ from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
 
-__all__ = ["HotEntry", "HOT_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
+__all__ = ["HotEntry", "HOT_FIELDS", "PROBE_FIELDS", "REST_FIELDS", "DEEP_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
 #: The fields a recall from tiers 1 and 2 reads (``heads`` is read only for tier 3).
 HOT_FIELDS = ("cv", "eid", "tiers", "gate", "anchor", "rows", "emb", "edges", "lex")
+#: Read first by recall: whether the entry may be served, and whether a hot tier
+#: could answer (``bound`` with the embeddings).
+PROBE_FIELDS = ("cv", "eid", "gate", "anchor", "bound", "emb")
+#: With the probe, what searching the hot tiers needs (``eid`` again: the same entry).
+REST_FIELDS = ("eid", "tiers", "rows", "edges", "lex")
+#: With the probe, what tier 3 needs of an entry it does not search.
+DEEP_FIELDS = ("eid", "tiers", "heads")
 #: The fields the profile block reads.
 PROFILE_FIELDS = ("cv", "tiers", "gate", "anchor", "rows", "emb", "edges", "prof")
 
@@ -78,6 +88,9 @@ class HotEntry:
         :mod:`personatree.tiering.shared_profile`).
     quotes : list of Node
         Statements the profile quotes that are not in ``nodes`` (no embeddings).
+    bound : dict
+        ``lv``, ``cost``, ``t1``: one value per embedded node, in node order
+        (:mod:`personatree.tiering.entry_bound`); empty when absent.
     eid : bytes or None
         The id of the write it was read from (a fresh one is given at each write).
     content_version : int
@@ -101,6 +114,7 @@ class HotEntry:
     prof: dict[str, Any] = field(default_factory=dict)
     quotes: list[Node] = field(default_factory=list)
     eid: bytes | None = None
+    bound: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.content_version < 0:
@@ -134,13 +148,14 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
         "heads": orjson.dumps(entry.heads),
         "lex": orjson.dumps(entry.lex),
+        "bound": orjson.dumps(entry.bound),
         "prof": orjson.dumps(entry.prof | {"quotes": [list(encode_node(replace(n, embedding=None), entry.user_id))[1:]
                                                       for n in entry.quotes]}),
     }
 
 
 def decode_heads(raw: bytes | None) -> dict[str, Any]:
-    """The ``heads`` or ``lex`` field (``{}`` when absent or unreadable: promotions
+    """The ``heads``, ``lex`` or ``bound`` field (``{}`` when absent or unreadable: promotions
     then score hits afresh, readers index the text)."""
     try:
         out = orjson.loads(raw) if raw else {}
@@ -156,8 +171,12 @@ def decode_gate(gate: bytes | None, anchor: bytes | None) -> tuple[dict[str, Any
     return (g if isinstance(g, dict) else {}), a
 
 
-def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
+def decode_entry(user_id: str, fields: dict[str, bytes], *, nodes: bool = True) -> HotEntry:
     """Inverse of :func:`encode_entry` (with the ``v`` field; ``heads`` only when given).
+
+    ``nodes=False`` leaves ``nodes`` and ``edges`` empty (and ``rows``, ``emb``,
+    ``edges`` unread): for a reader that decodes them on demand
+    (:class:`~personatree.hot_redis.rows.EntryRows`).
 
     Raises
     ------
@@ -170,17 +189,17 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         content = int(fields.get("cv", version))
         gate, anchor = decode_gate(fields.get("gate"), fields.get("anchor"))
         tiers = orjson.loads(fields["tiers"])
-        emb = fields["emb"]
-        nodes: list[Node] = []
+        emb = fields["emb"] if nodes else b""
+        held: list[Node] = []
         at = 0
-        for row in orjson.loads(fields["rows"]):
+        for row in orjson.loads(fields["rows"]) if nodes else ():
             dim = row[-1]
             blob = None
             if dim is not None:
                 end = at + 4 * int(dim)
                 blob, at = emb[at:end], end
-            nodes.append(decode_node([user_id, *row[:-1], blob, dim]))
-        edges = [decode_edge([user_id, *r]) for r in orjson.loads(fields["edges"])]
+            held.append(decode_node([user_id, *row[:-1], blob, dim]))
+        edges = [decode_edge([user_id, *r]) for r in orjson.loads(fields["edges"])] if nodes else []
     except (KeyError, ValueError, TypeError, IndexError, orjson.JSONDecodeError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: {type(exc).__name__}: {exc}") from exc
     if at != len(emb):
@@ -190,5 +209,6 @@ def decode_entry(user_id: str, fields: dict[str, bytes]) -> HotEntry:
         quotes = [decode_node([user_id, *r]) for r in prof.pop("quotes", [])]
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise StoreError(f"unreadable hot-tier entry for user {user_id!r}: quotes: {exc}") from exc
-    return HotEntry(user_id, version, tiers, gate, anchor, nodes, edges, decode_heads(fields.get("heads")),
-                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"))
+    return HotEntry(user_id, version, tiers, gate, anchor, held, edges, decode_heads(fields.get("heads")),
+                    decode_heads(fields.get("lex")), content, prof, quotes, fields.get("eid"),
+                    decode_heads(fields.get("bound")))

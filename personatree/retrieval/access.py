@@ -3,7 +3,8 @@
 Writing on every recall would turn a read into a transaction (and bump the user's
 version, invalidating every cache). Instead the bumps are buffered per engine and
 flushed through ``Engine.transact`` every N recalls and when the engine closes, as
-``stats_only`` commits: the version moves (a concurrent writer's tree is reloaded,
+``stats_only`` commits (a user whose tree the engine does not hold is bumped in the
+store directly, ``add_access``, without loading the tree): the version moves (a concurrent writer's tree is reloaded,
 so no bump is lost), the content version does not, so what was derived from the
 content (the retrieval snapshot, a shared hot tier's entries) stays current.
 Tiering reads these fields.
@@ -86,6 +87,8 @@ class AccessLog:
         with self._lock:
             pending, self._pending, self._recalls = self._pending, {}, 0
         for user_id, bumps in pending.items():
+            if self._add_direct(user_id, bumps):
+                continue
 
             def work(
                 graph: MemoryGraph, bumps: dict[str, _Pending] = bumps, uid: str = user_id
@@ -94,6 +97,21 @@ class AccessLog:
                 return ChangeSet(user_id=uid, upsert_nodes=apply_bumps(graph, bumps), stats_only=True), None
 
             self.engine.transact(user_id, work)
+
+    def _add_direct(self, user_id: str, bumps: dict[str, _Pending]) -> bool:
+        # A user whose tree this engine does not hold (a stateless worker served it
+        # from a shared hot tier) is bumped in the store, without loading the tree.
+        engine = self.engine
+        add = getattr(engine.store, "add_access", None)
+        if add is None or user_id in engine.trees:
+            return False
+        with engine.lock, engine.turns.turn(engine.store, user_id, engine.config.busy_timeout_s):
+            if user_id in engine.trees:
+                return False  # loaded meanwhile: bumped through the tree, which stays current
+            version = add(user_id, {k: (b.count, b.last) for k, b in bumps.items() if b.last is not None})
+            if version is not None:
+                engine.committed(user_id, version)
+        return True
 
 
 _LOG: Slot[AccessLog] = Slot("retrieval.access")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import StoreError
 from ..ports import ChangeSet, JournalEvent
 from ..types import Edge, Node, Observation
 from . import codec
+from .access_rows import bump_rows
 from .closing import Closing
 from .rows import EVENT_SEQ, OBS_SEQ, cache_scope, check_expected_version, with_seq
 from .snapshots import Snapshot, check_snapshot
@@ -25,6 +27,9 @@ from .turn_docs import TurnDoc, check_turn_docs, turn_prefixes
 __all__ = ["MemoryStore"]
 
 Row = tuple[Any, ...]
+
+# Where a node row holds recall_count (t_access follows it).
+_COUNT = codec.NODE_COLUMNS.index("recall_count")
 
 
 @dataclass
@@ -235,6 +240,33 @@ class MemoryStore(Closing):
             if not (prep.keeps_snapshot and old is not None):
                 st.content_version = st.version
             self._users[uid] = st
+            return st.version
+
+    def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
+        """Add recall counts without the tree (as :meth:`SQLiteStore.add_access`).
+
+        Returns
+        -------
+        int or None
+            The user's new version; ``None`` when nothing was written.
+        """
+        rows = bump_rows(user_id, bumps)
+        with self._lock:
+            self._check_open()
+            old = self._users.get(user_id)
+            hit = [r for r in rows if old is not None and r[0] in old.nodes]
+            if old is None or not hit:
+                return None
+            st = old.copy()
+            for nid, n, at in hit:
+                row = list(st.nodes[nid])
+                row[_COUNT] += n
+                row[_COUNT + 1] = at if row[_COUNT + 1] is None or row[_COUNT + 1] < at else row[_COUNT + 1]
+                st.nodes[nid] = tuple(row)
+            st.version += 1
+            if old.snapshot is not None and old.snapshot[0] == old.version:
+                st.snapshot = (st.version, *old.snapshot[1:])
+            self._users[user_id] = st
             return st.version
 
     def delete_user(self, user_id: str) -> None:

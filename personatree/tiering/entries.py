@@ -24,18 +24,20 @@ import orjson
 from ..config import TieringConfig
 from ..engine.core import Engine
 from ..graph import MemoryGraph
+from ..hot_redis.rows import paused_gc
 from ..retrieval.lexical import token_memo
 from ..retrieval.lex_snapshot import lexical_snapshot, restore_state
 from ..retrieval.state import RetrievalState
 from ..types import EdgeKind
+from .entry_bound import bound_data
 from .header import NodeHeader
-from .hot import HotIndex, closure
+from .hot import HotIndex, closure, sub_tree
 from .tiers import TierState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..hot_redis import HotEntry
+    from ..hot_redis import EntryRows, HotEntry
 
-__all__ = ["fingerprint", "build_entry", "entry_tiers", "entry_graph", "entry_indexes", "entry_states",
+__all__ = ["fingerprint", "build_entry", "entry_tiers", "entry_graph", "entry_indexes", "entry_index", "entry_states",
            "entry_lex", "tier1_ids"]
 
 
@@ -47,7 +49,8 @@ def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
 
 
 def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str) -> "HotEntry":
-    """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without ``lex``).
+    """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without
+    ``lex``; with ``bound``, see :mod:`~personatree.tiering.entry_bound`).
 
     Parameters
     ----------
@@ -86,7 +89,10 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
     }
     gate = {"fingerprint": fp, "reranks": tstate.reranks, "lazy_updates": tstate.lazy_updates,
             "promotions": tstate.promotions, "demotions": tstate.demotions}
-    return HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
+    entry = HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
+    held1 = {y for x in tier1_ids(entry) for y in closures[x]}
+    entry.bound = bound_data(entry.nodes, held1)
+    return entry
 
 
 def _head(h: NodeHeader) -> list[object]:
@@ -171,6 +177,59 @@ def entry_indexes(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | N
     hot12 = out[1]
     assert hot12 is not None
     return out[0], hot12
+
+
+def entry_index(entry: "HotEntry", tcfg: TieringConfig, name: str, *, graph: MemoryGraph | None = None,
+                rows: "EntryRows | None" = None) -> HotIndex:
+    """One hot index of :func:`entry_indexes`, built alone: tier 1's (``"t1"``) from
+    the entry's rows, decoding only its sub-tree's nodes, or tiers 1+2's (``"t12"``)
+    over the entry's whole graph.
+
+    The same sub-tree, node order and retrieval state as :func:`entry_indexes` gives
+    (and so as :func:`~personatree.tiering.search.hot_states` builds from the tree).
+
+    Parameters
+    ----------
+    entry : HotEntry
+    tcfg : TieringConfig
+    name : {"t1", "t12"}
+    graph : MemoryGraph, optional
+        :func:`entry_graph` of the entry (needed for ``"t12"``, or without ``rows``).
+    rows : EntryRows, optional
+        The entry's nodes, decoded on demand.
+
+    Returns
+    -------
+    HotIndex
+
+    Raises
+    ------
+    StoreError
+        If ``rows`` lack a node of the sub-tree.
+    """
+    t = entry.tiers
+    ids = tier1_ids(entry) + (tuple(t["tier2"]) if name == "t12" else ())
+    members = {x: tuple(t["closures"][x]) for x in dict.fromkeys(ids)}
+    if name == "t12" or rows is None:
+        g = entry_graph(entry) if graph is None else graph
+        sub = g if name == "t12" else hot_graph_of(g, members)
+    else:
+        sub = rows.graph(y for cl in members.values() for y in cl)
+    key = (entry.version, id(graph if graph is not None else sub))
+    snap = entry.lex.get(name) if isinstance(entry.lex, dict) else None
+
+    def restore(s: MemoryGraph) -> RetrievalState | None:
+        return restore_state(s, (key, t.get("membership", 0)), snap) if snap is not None else None
+
+    with paused_gc():
+        return HotIndex.from_closures(sub, key, members, tcfg.hot_children, (key, t.get("membership", 0)),
+                                      whole=True, restore=restore)
+
+
+def hot_graph_of(graph: MemoryGraph, members: dict[str, tuple[str, ...]]) -> MemoryGraph:
+    """The sub-tree of ``graph`` over the members' closures (in closure order), as
+    :class:`~personatree.tiering.hot.HotIndex` lays one out."""
+    return sub_tree(graph, dict.fromkeys(y for cl in members.values() for y in cl))
 
 
 def entry_states(entry: "HotEntry", tcfg: TieringConfig, graph: MemoryGraph | None = None,

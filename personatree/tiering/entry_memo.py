@@ -21,7 +21,7 @@ from ..graph import MemoryGraph
 from .hot import HotIndex
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..hot_redis import HotEntry
+    from ..hot_redis import EntryRows, HotEntry
 
 __all__ = ["Decoded", "EntryMemo"]
 
@@ -35,15 +35,19 @@ class Decoded:
     eid : bytes
         The entry's id in Redis.
     entry : HotEntry
-    graph : MemoryGraph
-        :func:`~personatree.tiering.entries.entry_graph` of the entry.
+        Without its nodes until ``graph`` is built (they are in ``rows``).
+    rows : EntryRows or None
+        The entry's nodes, decoded on demand (``None``: ``entry`` holds them).
+    graph : MemoryGraph or None
+        :func:`~personatree.tiering.entries.entry_graph` of the entry, once built.
     t1, t12 : HotIndex or None
         The tier-1 and tier-1+2 hot indexes, once built.
     """
 
     eid: bytes
     entry: "HotEntry"
-    graph: MemoryGraph
+    rows: "EntryRows | None" = None
+    graph: MemoryGraph | None = None
     t1: HotIndex | None = None
     t12: HotIndex | None = None
 

@@ -22,7 +22,7 @@ from ..graph import MemoryGraph
 from ..retrieval.state import RetrievalState
 from ..types import EdgeKind, Level
 
-__all__ = ["HotIndex", "closure", "hot_graph"]
+__all__ = ["HotIndex", "closure", "hot_graph", "sub_tree"]
 
 
 def closure(graph: MemoryGraph, node_id: str, children: int) -> tuple[str, ...]:
@@ -67,10 +67,11 @@ def hot_graph(graph: MemoryGraph, ids: Iterable[str], children: int = 8) -> Memo
     keep: dict[str, None] = {}
     for x in ids:
         keep.update(dict.fromkeys(closure(graph, x, children)))
-    return _sub_tree(graph, keep)
+    return sub_tree(graph, keep)
 
 
-def _sub_tree(graph: MemoryGraph, keep: Iterable[str]) -> MemoryGraph:
+def sub_tree(graph: MemoryGraph, keep: Iterable[str]) -> MemoryGraph:
+    """The nodes ``keep`` of ``graph`` (in that order) with the support edges among them."""
     ids = list(keep)
     sub = MemoryGraph(graph.user_id)
     for y in ids:
@@ -209,7 +210,7 @@ class HotIndex:
         for cl in self.members.values():
             for y in cl:
                 self.counts[y] = self.counts.get(y, 0) + 1
-        sub = graph if whole else _sub_tree(graph, self.counts)
+        sub = graph if whole else sub_tree(graph, self.counts)
         self.sub, self.graph_key, self.children, self.version = sub, graph_key, children, version
         # A fresh state: the old one indexes another graph version's node objects.
         restored = restore(sub) if restore is not None else None

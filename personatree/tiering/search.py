@@ -42,7 +42,7 @@ from ..types import Level, Node, Route
 from .hot import HotIndex
 from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "archive_top", "hot_states", "search_tiers",
+__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "line_cost", "archive_top", "hot_states", "search_tiers",
            "search_request", "search_hot", "search_deep", "tiered_recall", "tiers_of", "tiering_config"]
 
 
@@ -166,12 +166,17 @@ def could_fill(close: Iterable[Node], need: float) -> bool:
     cost, add up to ``need`` tokens (the bound of :func:`could_suffice`)."""
     total = 0
     for n in close:
-        speaker = n.attributes.get("speaker")
-        extra = n.schema_type if n.level is not Level.LEAF else speaker
-        total += len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
+        total += line_cost(n)
         if total >= need:
             return True
     return False
+
+
+def line_cost(n: Node) -> int:
+    """The most bytes a node's rendered line could take (the unit of :func:`could_fill`)."""
+    speaker = n.attributes.get("speaker")
+    extra = n.schema_type if n.level is not Level.LEAF else speaker
+    return len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
 
 
 def archive_top(
@@ -291,24 +296,29 @@ def search_request(
 
 
 def search_hot(
-    t1: RetrievalState,
-    t12: RetrievalState,
+    t1: RetrievalState | Callable[[], RetrievalState],
+    t12: RetrievalState | Callable[[], RetrievalState],
     full: RetrievalState | Callable[[], RetrievalState],
     req: RecallQuery,
     tcfg: TieringConfig,
+    bounds: tuple[bool, bool] | None = None,
 ) -> TieredResult | RetrievalState | Callable[[], RetrievalState]:
     """Tiers 1 and 1+2 of :func:`search_request`: their answer when one is sufficient.
 
     Parameters
     ----------
-    t1, t12 : RetrievalState
+    t1, t12 : RetrievalState or callable
         The states over tier 1 and over tiers 1+2 (:func:`hot_states`, or the same
-        built from a shared hot tier).
+        built from a shared hot tier), or functions returning them (asked only when
+        that tier is searched).
     full : RetrievalState or callable
         The whole tree's state, or a function returning it (asked only when
         ``archive_k > 0`` checks a hot answer against the archive).
     req : RecallQuery
     tcfg : TieringConfig
+    bounds : (bool, bool), optional
+        :func:`could_suffice` of tiers 1+2 and of tier 1, when the caller knows them
+        already (a shared hot tier's entry carries what they read).
 
     Returns
     -------
@@ -323,12 +333,19 @@ def search_hot(
     # when tiers 1+2 cannot, neither can tier 1.
     claim_rule = tcfg.claims_suffice and route.level is not Level.LEAF
     open_tiers = {1, 2}
-    if not claim_rule and not could_suffice(t12, qvec, tcfg, budget, levels):
-        open_tiers.clear()
-    elif not claim_rule and not could_suffice(t1, qvec, tcfg, budget, levels):
-        open_tiers.discard(1)
-    for tier, st in ((1, t1), (2, t12)):
-        if not st.nodes or tier not in open_tiers:
+    if not claim_rule:
+        if bounds is None:
+            c12 = could_suffice(_state(t12), qvec, tcfg, budget, levels)
+            bounds = (c12, c12 and could_suffice(_state(t1), qvec, tcfg, budget, levels))
+        if not bounds[0]:
+            open_tiers.clear()
+        elif not bounds[1]:
+            open_tiers.discard(1)
+    for tier, get in ((1, t1), (2, t12)):
+        if tier not in open_tiers:
+            continue
+        st = _state(get)
+        if not st.nodes:
             continue
         res = req.run(st)
         if not sufficient(res, st.nodes, qvec, tcfg, budget):
@@ -341,6 +358,10 @@ def search_hot(
         if all(n in st.nodes for n in archive):
             return TieredResult(res, tier)
     return full if full_state is None else full_state
+
+
+def _state(got: RetrievalState | Callable[[], RetrievalState]) -> RetrievalState:
+    return got() if callable(got) else got
 
 
 def search_deep(

@@ -10,8 +10,9 @@ reads the entry, rebuilds the hot sub-trees from it exactly as
 :class:`~personatree.tiering.hot.HotIndex` builds them from the whole tree, and
 searches tier 1, then tiers 1+2, with the same sufficiency rules
 (:func:`~personatree.tiering.search.search_hot`); only when neither suffices does
-it load the tree from the store for tier 3 (:func:`search_deep`), and its
-promotions are written back.
+it load the tree from the store for tier 3, and its promotions are written back
+after the answer (recall itself: :mod:`~personatree.tiering.shared_read`; this
+module attaches the tier and writes entries).
 
 Kept true:
 
@@ -21,9 +22,9 @@ Kept true:
 * an entry carries the store version it was built from and that version's
   *content version*, and is served only when the store's content version is still
   that one: a stale entry is never served, it is rebuilt. Recall's access
-  statistics (its write-behind flushes of recall counts, ``stats_only`` commits, from any process, with
-  or without a hot tier) moves the version but not the content version, so it
-  neither makes entries stale nor makes a writer re-rank;
+  statistics (its write-behind flushes of recall counts, ``stats_only`` commits,
+  from any process, with or without a hot tier) move the version but not the
+  content version, so they neither make entries stale nor make a writer re-rank;
 * the drift gate: a writer ranks the tree against the persona vector anchored in
   Redis, and re-anchors (a full re-rank) when ‖P_new − P_anchor‖₂ ≥ τ;
 * Redis down: recall is in-process tiering over the store's tree, with a
@@ -35,32 +36,27 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..config import TieringConfig
 from ..engine.caches import Slot
 from ..engine.core import Engine, EngineLike, engine_of
-from ..errors import ConfigError, StoreError, UnknownUserError
+from ..errors import ConfigError
 from ..graph import MemoryGraph
-from ..retrieval.access import access_log
-from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
-from ..retrieval.state import RetrievalState
-from ..types import Level, Node
-from .entries import (build_entry, entry_graph, entry_indexes, entry_lex, entry_states, entry_tiers, fingerprint,
-                      tier1_ids)
-from .entry_memo import Decoded, EntryMemo
+from .entries import build_entry, entry_indexes, entry_lex, fingerprint, tier1_ids
+from .entry_memo import EntryMemo
 from .entry_profile import profile_data
 from .hot import HotIndex
-from .search import TieredResult, could_fill, search_deep, search_hot, search_request, tiered_recall
 from .tiers import TierState, tier_state
+from .write_behind import WriteBehind
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..hot_redis import HotEntry, RedisHot
 
-__all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "fingerprint", "build_entry",
-           "entry_graph", "entry_states", "entry_tiers", "versions", "write_through", "shared_recall"]
+__all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "attached_tier", "fingerprint", "build_entry",
+           "versions", "write_through"]
 
 
 class HotTierWarning(UserWarning):
@@ -88,6 +84,11 @@ class SharedTier:
         Profile blocks rendered from Redis (:mod:`~personatree.tiering.shared_profile`).
     memo : EntryMemo
         The entries this process decoded last, with their hot indexes.
+    writer : WriteBehind
+        Entry writes owed by recalls, run after their answers (promotions, rebuilds).
+    direct : int
+        Recalls sent to the store without decoding the entry (no hot tier could
+        answer them: see :mod:`~personatree.tiering.entry_bound`).
     writes, refused : int
         Entries written; replacements refused because Redis held a newer version.
     """
@@ -101,6 +102,8 @@ class SharedTier:
     memo: EntryMemo = field(default_factory=EntryMemo)
     writes: int = 0
     refused: int = 0
+    writer: WriteBehind = field(default_factory=WriteBehind)
+    direct: int = 0
 
     def tiering(self, engine: Engine) -> TieringConfig:
         """The tiering configuration in force."""
@@ -140,12 +143,14 @@ def attach_hot(tree: EngineLike, hot: "str | RedisHot", config: TieringConfig | 
             client = RedisHot.from_url(hot)
         except ValueError as exc:
             raise ConfigError(f"hot must be a redis:// URL: {exc}") from None
-        engine.on_close(client.close)
     elif isinstance(hot, RedisHot):
         client = hot
     else:
         raise ConfigError(f"hot must be a redis:// URL or a RedisHot, got {type(hot).__name__}")
     tier = SharedTier(client, config)
+    engine.on_close(tier.writer.drain)  # before the client closes
+    if isinstance(hot, str):
+        engine.on_close(client.close)
     engine.caches.get(_SHARED, list)[:] = [tier]
     engine.on_commit(lambda user_id, version: write_through(engine, tier, user_id, version))
     return tier
@@ -169,23 +174,6 @@ def attached_tier(tree: EngineLike) -> SharedTier:
     if tier is None:
         raise ConfigError("no hot tier attached: open the tree with hot='redis://...'")
     return tier
-
-
-def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg: TieringConfig) -> bool:
-    # could_suffice's bound over the entry's graph (restricted to ``ids``), before any
-    # retrieval state is built: a query no hot tier can answer goes to the store
-    # without indexing them.
-    if req.qvec is None:
-        return False
-    close: list[Node] = []
-    for lv in Level:
-        if req.levels and lv not in req.levels:
-            continue
-        ix = g.index(lv)
-        if ix.ids:
-            rows = np.flatnonzero(ix.matrix @ req.qvec >= tcfg.sufficient_cosine)
-            close.extend(g.node(ix.ids[int(r)]) for r in rows if ids is None or ix.ids[int(r)] in ids)
-    return could_fill(close, tcfg.sufficient_fill * req.budget)
 
 
 def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg: TieringConfig,
@@ -294,6 +282,10 @@ def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) 
         now_v, content = versions(engine, user_id)
         if now_v != version:
             return  # moved on already: that commit's own hook writes it
+        if content != version and user_id not in engine.trees:
+            # Recall statistics added without the tree (a stateless worker's flush):
+            # the entry, current or not, is left to the next reader.
+            return
         held_cv, gate_raw, anchor_raw = tier.client.fields(user_id, "cv", "gate", "anchor")
         gate, anchor = decode_gate(gate_raw, anchor_raw)
     except HotTierUnavailable as exc:
@@ -308,155 +300,3 @@ def write_through(engine: Engine, tier: SharedTier, user_id: str, version: int) 
             return
     tstate = _rank(engine, st.graph, version, engine.clock.now(), tcfg, gate, anchor)
     _publish(engine, tier, st.graph, tstate, version, content)
-
-
-# -- recall ----------------------------------------------------------------------------
-
-
-def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg: TieringConfig
-             ) -> tuple[Decoded | None, "HotEntry | None"]:
-    # (the decoded entry if it may be served, whatever entry Redis held); raises
-    # HotTierUnavailable. When this process decoded the user's entry before, only
-    # its id is read first: the same id is the same entry, decoded and indexed here.
-    from ..hot_redis import HOT_FIELDS, decode_entry  # noqa: PLC0415
-
-    d = None
-    if tier.memo.eid_of(user_id) is not None:
-        probe = tier.client.get(user_id, ("eid",))
-        if not probe:
-            return None, None
-        d = tier.memo.get(user_id, probe.get("eid"))
-    if d is None:
-        fields = tier.client.get(user_id, HOT_FIELDS)
-        if not fields:
-            return None, None
-        try:
-            entry = decode_entry(user_id, fields)
-        except StoreError:
-            return None, None
-        d = Decoded(entry.eid or b"", entry, entry_graph(entry))
-    entry = d.entry
-    ok = entry.content_version == content and entry.gate.get("fingerprint") == fingerprint(engine, tcfg)
-    if ok and entry.eid is not None:
-        tier.memo.put(user_id, d)
-    return (d if ok else None), entry
-
-
-def shared_recall(
-    tree: EngineLike,
-    user_id: str,
-    query: str,
-    *,
-    budget: int | None = None,
-    model: str | None = None,
-    levels: Sequence[Level] | None = None,
-) -> TieredResult:
-    """Tiered recall through the shared hot tier: same arguments and answer rules as
-    :func:`~personatree.tiering.search.tiered_recall`.
-
-    Tiers 1 and 2 are searched from the user's current Redis entry without reading
-    the tree; the tree is loaded from the store only for tier 3, or to rebuild a
-    missing or stale entry. Redis unreachable: in-process tiered recall, with a
-    :class:`HotTierWarning`.
-
-    Raises
-    ------
-    UnknownUserError, QueryError, InputError, ConfigError
-        ConfigError if no hot tier is attached.
-    """
-    from ..hot_redis import HotTierUnavailable  # noqa: PLC0415
-
-    engine = engine_of(tree)
-    tier = attached_tier(engine)
-    tcfg = tier.tiering(engine)
-    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
-    version, content = versions(engine, user_id)
-    if version == 0:
-        raise UnknownUserError(f"no data stored for user {user_id!r}")
-    try:
-        d, held = _current(engine, tier, user_id, content, tcfg)
-    except HotTierUnavailable as exc:
-        _warn(user_id, exc)
-        tier.fallbacks += 1
-        return tiered_recall(engine, user_id, query, budget=budget, model=model, levels=levels, config=tcfg)
-    out, indexes = _from_entry(engine, tier, d, req, tcfg) if d is not None else (None, None)
-    if out is None:
-        out = _from_store(engine, tier, user_id, req, tcfg, held, d.entry if d is not None else None, indexes)
-    tier.answered[out.tier] += 1
-    access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
-    return out
-
-
-def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
-    def full() -> RetrievalState:
-        with engine.lock:
-            return user_state(engine, user_id, engine.existing_state(user_id))
-
-    return full
-
-
-def _from_entry(engine: Engine, tier: SharedTier, d: Decoded, req: RecallQuery,
-                tcfg: TieringConfig) -> tuple[TieredResult | None, tuple[HotIndex | None, HotIndex] | None]:
-    # Tiers 1 and 2 from the entry (None when the tree must be read: tier 3), and the
-    # hot indexes if they were built (kept with the decoded entry for the next request).
-    entry, g = d.entry, d.graph
-    t = entry.tiers
-    with_t1 = True
-    if not (tcfg.claims_suffice and req.route.level is not Level.LEAF):  # search_hot's bounds, first
-        if not _could_suffice(g, None, req, tcfg):
-            return None, None
-        with_t1 = _could_suffice(g, {y for x in tier1_ids(entry) for y in t["closures"][x]}, req, tcfg)
-    if d.t12 is None or (with_t1 and d.t1 is None):
-        h1, d.t12 = entry_indexes(entry, tcfg, g, with_t1)
-        d.t1 = d.t1 or h1
-    h1, h12 = d.t1, d.t12
-    t1 = h1.state if h1 is not None and h1.state is not None else RetrievalState(MemoryGraph(entry.user_id))
-    assert h12.state is not None
-    got = search_hot(t1, h12.state, _full(engine, entry.user_id), req, tcfg)
-    return (got if isinstance(got, TieredResult) else None), (h1, h12)
-
-
-def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, object]:
-    # The tier-3 headers of the entry at ``version`` (empty if it changed meanwhile or
-    # Redis went away: promotions then score their hits afresh).
-    from ..hot_redis import HotTierUnavailable, decode_heads  # noqa: PLC0415
-
-    try:
-        got = tier.client.get(user_id, ("heads",))
-    except HotTierUnavailable:
-        return {}
-    if not got or int(got["v"]) != version:
-        return {}
-    return decode_heads(got.get("heads"))
-
-
-def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
-                held: "HotEntry | None", entry: "HotEntry | None",
-                indexes: tuple[HotIndex | None, HotIndex] | None = None) -> TieredResult:
-    # Tier 3 over the store's tree, or a whole tiered search when the entry was not
-    # current (then the entry is rebuilt); promotions are written back.
-    with engine.lock:
-        st = engine.existing_state(user_id)
-        full = _full(engine, user_id)
-        now_v, content = versions(engine, user_id)
-        # The content version of the tree just loaded (None: a commit came in since).
-        loaded = content if now_v == st.version else None
-        if entry is not None and entry.content_version == loaded:
-            entry.heads = _cold_heads(tier, user_id, entry.version)
-            tstate = entry_tiers(entry)
-            out = search_deep(tstate, st.graph, full, req, tcfg)
-            if out.promoted:
-                tier.memo.drop(user_id)  # the write below updates its hot indexes in place
-                _publish(engine, tier, st.graph, tstate, st.version, loaded, prior=entry, indexes=indexes)
-            return out
-        tier.rebuilt += 1
-        tier.memo.drop(user_id)
-        gate = held.gate if held is not None else {}
-        anchor = held.anchor if held is not None else None
-        tstate = _rank(engine, st.graph, st.version, req.now, tcfg, gate, anchor)
-        out = search_request(tstate, st.graph, full, req, tcfg)
-        if loaded is not None:  # else the newer commit's writer, or the next reader, writes it
-            _publish(engine, tier, st.graph, tstate, st.version, loaded,
-                     replace_newer=held is not None and held.version > st.version)
-        return out
-

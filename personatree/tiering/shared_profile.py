@@ -43,6 +43,7 @@ def shared_profile(tree: EngineLike, user_id: str, *, budget: int | None = None)
     b = check_budget(tcfg.profile_budget if budget is None else budget)
     counter = counter_of(engine, engine.config.recall.model)
     now = engine.clock.now()
+    tier.writer.wait(user_id, engine.lock)  # this process's last recall of the user is in Redis first
     version, content = versions(engine, user_id)
     if version == 0:
         raise UnknownUserError(f"no data stored for user {user_id!r}")

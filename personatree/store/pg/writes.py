@@ -8,8 +8,9 @@ delete_nodes (with incident edges), upsert_nodes, upsert_edges, events.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -19,6 +20,7 @@ from psycopg import sql
 from ...errors import ConfigError, StoreBusyError, StoreError
 from ...ports import ChangeSet
 from .. import codec
+from ..access_rows import bump_rows
 from ..rows import EVENT_SEQ, OBS_SEQ, check_expected_version, delete_user_sql, numbered
 from ..turn_docs import turn_prefixes
 from .connection import PgConnection, rollback_open
@@ -168,6 +170,54 @@ class PgWrites(PgConnection):
             )
             cur.execute("COMMIT")
         return new_version
+
+    def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
+        """Add recall counts without the tree: one commit of recall statistics only.
+
+        See :mod:`personatree.store.access_rows`. Nodes no longer in the tree are
+        skipped; the version moves, the content version and the retrieval snapshot
+        stay.
+
+        Parameters
+        ----------
+        user_id : str
+        bumps : mapping
+            Node id → (recalls to add, when the last of them happened).
+
+        Returns
+        -------
+        int or None
+            The user's new version; ``None`` when nothing was written (unknown user,
+            or none of the nodes left).
+
+        Raises
+        ------
+        InputError
+            If a bump is malformed.
+        """
+        rows = bump_rows(user_id, bumps)
+        uid = esc(user_id)
+        if not rows:
+            return None
+        with self._tx(user=uid) as conn:
+            row = conn.execute("SELECT version FROM users WHERE user_id = %s", (uid,)).fetchone()
+            if row is None:
+                return None
+            # t_access is fixed-width ISO text: text order is time order (GREATEST
+            # skips a NULL).
+            cur = conn.execute(
+                "UPDATE nodes n SET recall_count = n.recall_count + b.n, t_access = GREATEST(n.t_access, b.t) "
+                "FROM unnest(%s::text[], %s::bigint[], %s::text[]) AS b(id, n, t) "
+                "WHERE n.user_id = %s AND n.id = b.id",
+                ([esc(r[0]) for r in rows], [r[1] for r in rows], [r[2] for r in rows], uid),
+            )
+            if not cur.rowcount:
+                return None
+            current = int(row[0])
+            conn.execute("UPDATE retrieval_snapshots SET version = %s WHERE user_id = %s AND version = %s",
+                         (current + 1, uid, current))
+            conn.execute("UPDATE users SET version = %s, updated_at = now() WHERE user_id = %s", (current + 1, uid))
+        return current + 1
 
     def delete_user(self, user_id: str) -> None:
         """Remove every row of a user: log, nodes, edges, journal, version and the

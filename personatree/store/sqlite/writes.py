@@ -9,12 +9,14 @@ before upserts, so everything named in an upsert list exists after the commit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 
 from ...errors import StoreError
 from ...ports import ChangeSet
 from .. import codec, rows
+from ..access_rows import bump_rows
 from ..rows import EVENT_SEQ, OBS_SEQ
 from ..turn_docs import turn_prefixes
 from .connection import now_text
@@ -163,6 +165,53 @@ class SQLiteWrites(SQLiteVacuum):
         if pending:
             self._finish_pending_vacuum()
         return new_version
+
+    def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
+        """Add recall counts without the tree: one commit of recall statistics only.
+
+        See :mod:`personatree.store.access_rows`. Nodes no longer in the tree are
+        skipped; the version moves, the content version and the retrieval snapshot
+        stay.
+
+        Parameters
+        ----------
+        user_id : str
+        bumps : mapping
+            Node id → (recalls to add, when the last of them happened).
+
+        Returns
+        -------
+        int or None
+            The user's new version; ``None`` when nothing was written (unknown user,
+            or none of the nodes left).
+
+        Raises
+        ------
+        InputError
+            If a bump is malformed.
+        """
+        rows = bump_rows(user_id, bumps)
+        if not rows:
+            return None
+        with self._tx(write=True) as conn:
+            row = conn.execute("SELECT version FROM users WHERE user_id = ?", (user_id,)).fetchone()
+            if row is None:
+                return None
+            # t_access is fixed-width ISO text: text order is time order.
+            changed = 0
+            for nid, n, at in rows:
+                changed += conn.execute(
+                    "UPDATE nodes SET recall_count = recall_count + ?, "
+                    "t_access = CASE WHEN t_access IS NULL OR t_access < ? THEN ? ELSE t_access END "
+                    "WHERE user_id = ? AND id = ?", (n, at, at, user_id, nid)).rowcount
+            if not changed:
+                return None
+            current = int(row[0])
+            conn.execute("UPDATE retrieval_snapshots SET version = ? WHERE user_id = ? AND version = ?",
+                         (current + 1, user_id, current))
+            conn.execute("UPDATE users SET version = ?, updated_at = ? WHERE user_id = ?",
+                         (current + 1, now_text(), user_id))
+        return current + 1
 
     def delete_user(self, user_id: str, *, vacuum: bool = False) -> None:
         """Remove every row of a user: log, nodes, edges, journal, version and the

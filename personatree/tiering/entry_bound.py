@@ -1,0 +1,101 @@
+"""Whether a shared hot-tier entry could answer a query, decided before decoding it.
+
+A query that neither tier 1 nor tiers 1+2 can answer goes to the store for tier 3.
+In-process tiering tells so with :func:`~personatree.tiering.search.could_suffice`:
+every node of the tier with cosine ≥ ``sufficient_cosine``, at the most its rendered
+line could cost, must fill ``sufficient_fill`` of the budget. An entry carries what
+that bound reads of each of its embedded nodes (``bound``: its level, that cost and
+whether tier 1's sub-tree holds it), aligned with the rows of its embedding block,
+so a reader decides from the embeddings and these three columns alone, without
+decoding the entry's nodes, building its graph or indexing it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ..types import Level, Node
+from .search import line_cost
+
+__all__ = ["bound_data", "bound_could"]
+
+_F32 = np.dtype("<f4")
+
+
+def bound_data(nodes: Iterable[Node], tier1: set[str]) -> dict[str, Any]:
+    """The entry's ``bound``: one value per embedded node, in the entry's node order.
+
+    Parameters
+    ----------
+    nodes : iterable of Node
+        The entry's nodes, in its order (those without an embedding are skipped, as
+        their rows are absent from the embedding block).
+    tier1 : set of str
+        The ids tier 1's sub-tree holds.
+
+    Returns
+    -------
+    dict
+        ``lv`` (level values), ``cost`` (bytes :func:`line_cost` gives) and ``t1``
+        (1 when in tier 1's sub-tree).
+    """
+    lv: list[str] = []
+    cost: list[int] = []
+    t1: list[int] = []
+    for n in nodes:
+        if n.embedding is None:
+            continue
+        lv.append(n.level.value)
+        cost.append(line_cost(n))
+        t1.append(int(n.id in tier1))
+    return {"lv": lv, "cost": cost, "t1": t1}
+
+
+def bound_could(bound: Any, emb: bytes, qvec: np.ndarray | None, cosine: float, need: float,
+                levels: Sequence[Level] | None) -> tuple[bool, bool] | None:
+    """Whether tiers 1+2, and tier 1, could be sufficient (the bound of ``could_suffice``).
+
+    Parameters
+    ----------
+    bound : dict
+        An entry's :func:`bound_data`.
+    emb : bytes
+        The entry's embedding block (float32, one row per embedded node).
+    qvec : ndarray or None
+        The query embedding; without one no tier can be sufficient.
+    cosine, need : float
+        ``sufficient_cosine`` and ``sufficient_fill`` × budget.
+    levels : sequence of Level, optional
+        Only these levels may be shown.
+
+    Returns
+    -------
+    (bool, bool) or None
+        ``(tiers 1+2 could, tier 1 could)``; ``None`` when ``bound`` does not
+        describe ``emb`` (the caller decodes the entry and decides from its nodes).
+    """
+    if qvec is None:
+        return False, False
+    try:
+        lv, cost, t1 = bound["lv"], np.asarray(bound["cost"], dtype=np.int64), np.asarray(bound["t1"], dtype=bool)
+        n = len(lv)
+        if n != len(cost) or n != len(t1):
+            return None
+        if n == 0:
+            return False, False
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        if len(emb) != 4 * n * q.shape[0]:
+            return None
+        mat = np.frombuffer(emb, dtype=_F32).reshape(n, q.shape[0])
+        close = mat @ q >= cosine
+        if levels:
+            allowed = {Level(x).value for x in levels}
+            close &= np.fromiter((x in allowed for x in lv), dtype=bool, count=n)
+    except (KeyError, TypeError, ValueError):
+        return None
+    # could_fill stops at the first prefix reaching ``need``: true only with at least
+    # one close node, even when ``need`` is 0.
+    c1 = close & t1
+    return bool(close.any()) and int(cost[close].sum()) >= need, bool(c1.any()) and int(cost[c1].sum()) >= need
