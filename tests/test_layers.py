@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({
         "errors", "types", "clock", "confidence", "index", "graph", "schema", "stance",
         "timeline", "lexicons", "textcheck", "text", "render", "explanation",
-        "redact", "offline_litellm",
+        "redact", "offline_litellm", "collector",
     })),
     ("config", frozenset({"config"})),
     ("ports", frozenset({"ports"})),

@@ -10,35 +10,17 @@ indexes built from one tree share its nodes).
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import orjson
 
 from ..errors import StoreError
+from ..collector import paused_gc
 from ..graph import MemoryGraph
 from ..store.codec import decode_edge, decode_node
 from ..types import Edge, EdgeKind, Node
 
-__all__ = ["EntryRows", "paused_gc"]
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused for the block.
-
-    Decoding an entry and indexing its sub-trees allocates thousands of small objects
-    that all survive; the collector would rescan them again and again for nothing
-    (as in the store's bulk loads).
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+__all__ = ["EntryRows"]
 
 
 class EntryRows:

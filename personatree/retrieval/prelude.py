@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from ..collector import paused_gc
 from ..config import RecallConfig
 from ..engine.caches import Slot
 from ..engine.core import Engine, EngineLike, TreeState, engine_of
@@ -141,11 +142,8 @@ def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
     if user_id in engine.caches.get(_STATES, dict) or not gc.isenabled():
         yield
         return
-    gc.disable()
-    try:
+    with paused_gc():
         yield
-    finally:
-        gc.enable()
 
 
 def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:

@@ -24,7 +24,7 @@ import orjson
 from ..config import TieringConfig
 from ..engine.core import Engine
 from ..graph import MemoryGraph
-from ..hot_redis.rows import paused_gc
+from ..collector import paused_gc
 from ..retrieval.lexical import token_memo
 from ..retrieval.lex_snapshot import lexical_snapshot, restore_state
 from ..retrieval.state import RetrievalState

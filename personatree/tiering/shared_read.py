@@ -29,7 +29,7 @@ from ..config import TieringConfig
 from ..engine.core import Engine, EngineLike, TreeState, engine_of
 from ..errors import StoreError, UnknownUserError
 from ..graph import MemoryGraph
-from ..hot_redis.rows import paused_gc
+from ..collector import paused_gc
 from ..retrieval.access import access_log
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState

@@ -6,10 +6,9 @@ generated from them, so the codec and the schema cannot disagree about positions
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
+from ...collector import paused_gc
 from ...errors import InputError
 from ...ports import JournalEvent
 from ...types import Edge, EdgeKind, Level, Message, Node, Observation, Provenance
@@ -196,28 +195,15 @@ def decode_node(row: Sequence[Any]) -> Node:
     )
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Bulk decoding allocates many small objects that all survive; the cyclic GC would
-    # rescan them again and again for nothing (about half the time of a large load).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def decode_nodes(rows: Iterable[Sequence[Any]]) -> list[Node]:
     """Decode many node rows at once (the cold-cache path of ``load_graph``)."""
-    with _gc_paused():
+    with paused_gc():
         return [decode_node(r) for r in rows]
 
 
 def decode_edges(rows: Iterable[Sequence[Any]]) -> list[Edge]:
     """Decode many edge rows at once."""
-    with _gc_paused():
+    with paused_gc():
         return [decode_edge(r) for r in rows]
 
 
