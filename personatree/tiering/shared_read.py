@@ -28,8 +28,8 @@ import numpy as np
 from ..config import TieringConfig
 from ..engine.core import Engine, EngineLike, TreeState, engine_of
 from ..errors import StoreError, UnknownUserError
-from ..graph import MemoryGraph
 from ..collector import paused_gc
+from ..graph import MemoryGraph
 from ..retrieval.access import access_log
 from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
 from ..retrieval.state import RetrievalState
@@ -304,7 +304,10 @@ def _write_later(engine: Engine, tier: SharedTier, st: TreeState, tstate: TierSt
     prior_eid = None if prior is None else prior.eid
 
     def job() -> None:
-        with paused_gc():  # thousands of small objects that all survive (the entry's)
+        # Thousands of small objects that all survive (the entry's). The pause is
+        # process-wide, and back-to-back writes under load would keep the collector off
+        # for good, so each write ends with a collection of the young generation.
+        with paused_gc(collect_after=True):
             write()
 
     def write() -> None:
