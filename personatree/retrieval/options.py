@@ -9,7 +9,9 @@ run.
 A claim with contradicting evidence carries its latest contradiction (and, when
 that changed the claim, what was said around the change); the newest stance of a
 changed pattern is worth at least the older statements it supersedes
-(:mod:`personatree.retrieval.changes`).
+(:mod:`personatree.retrieval.changes`). An earlier statement carries the later one
+that changes it (:mod:`personatree.retrieval.updates`) when both are the person's
+news of themself.
 """
 
 from __future__ import annotations
@@ -290,7 +292,8 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     memory ("I started painting three years ago", "when I was ten") is true of the
     past whatever is said later, and no news of a change either. An opposite stance
     must be a lasting one on the same topic ("I can't stand sushi now" after "I love
-    sushi"), not the mood of a moment in a story ("it wasn't easy"). And a start that reverses nothing ("I joined a choir", after "I love singing") adds to what came
+    sushi"), not the mood of a moment in a story ("it wasn't easy"). And a start that
+    reverses nothing ("I joined a choir", after "I love singing") adds to what came
     before rather than ending it: shown, it is worth what it is worth on its own.
     """
     state = ctx.state

@@ -34,6 +34,7 @@ from ..timeline import said_at
 from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures
 from .node_text import extra_text as _extra_text, node_doc_tokens, signature, turn_key
 from .lexical import BM25Index, date_tokens, tokenize
+from .scenes import scene_of
 from .turn_memo import TurnDocument, TurnMemo, turn_digest
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
@@ -442,27 +443,9 @@ class RetrievalState:
             return (None, None)
         scene = self._scenes.get(sess)
         if scene is None:
-            order: list[tuple[float, int, int, str]] = []
-            said = self.leaf_said
-            for tk in self.session_turns[sess]:
-                # Every leaf of a turn shares its provenance time and message index, kept
-                # as the turn key and the leaf's time in POSIX seconds (ordered as the
-                # times are), so no leaf is read for them. Log order breaks ties of
-                # time (a batch observed at one instant).
-                first = self.turn_leaves[tk][0]
-                hit = said.get(first)
-                _, sep, index = tk.rpartition("#")
-                if hit is not None and sep and index.isdigit():
-                    order.append((hit[0], self.turn_seq.get(tk, -1), int(index), tk))
-                else:
-                    p = self.nodes[first].provenance[0]
-                    order.append((p.at.timestamp(), self.turn_seq.get(tk, -1), p.turn, tk))
-            order.sort()
-            keys = [o[-1] for o in order]
-            scene = self._scenes[sess] = {
-                tk: (keys[i - 1] if i else None, keys[i + 1] if i + 1 < len(keys) else None)
-                for i, tk in enumerate(keys)
-            }
+            scene = self._scenes[sess] = scene_of(
+                self.session_turns[sess], self.turn_leaves, self.leaf_said, self.turn_seq, self.nodes
+            )
         return scene[turn]
 
 
