@@ -19,6 +19,7 @@ __all__ = [
     "Embedder",
     "Judge",
     "Store",
+    "AccessCounts",
     "TokenCounter",
     "Clock",
     "ChangeSet",
@@ -189,6 +190,44 @@ class ChangeSet:
             or self.upsert_edges or self.delete_edges or self.events or self.delete_observations
             or self.archive_nodes or self.unarchive
         )
+
+
+@runtime_checkable
+class AccessCounts(Protocol):
+    """A store that adds recall counts without the tree (an optional capability).
+
+    A process serving a user's recalls without holding the user's tree (a stateless
+    worker answering from a shared hot tier) still owes the store its access
+    statistics; loading the whole tree to add a few counts would cost what the hot
+    tier saved. A store without it is flushed through the tree.
+    """
+
+    def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
+        """Add recall counts: one commit of recall statistics only.
+
+        ``recall_count`` grows by the count and ``t_access`` becomes the later of the
+        stored and the bumped time, for the nodes still in the tree; nodes no longer
+        in it are skipped. The version moves; the content version and the retrieval
+        snapshot stay (as with a ``stats_only`` :class:`ChangeSet`).
+
+        Parameters
+        ----------
+        user_id : str
+        bumps : mapping
+            Node id → (recalls to add, when the last of them happened).
+
+        Returns
+        -------
+        int or None
+            The user's new version; ``None`` when nothing was written (unknown user,
+            or none of the nodes left).
+
+        Raises
+        ------
+        InputError
+            If a bump is malformed.
+        """
+        ...
 
 
 @runtime_checkable

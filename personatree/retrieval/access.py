@@ -20,7 +20,7 @@ from typing import Iterable
 from ..engine.caches import Slot
 from ..engine.core import Engine, EngineLike, engine_of
 from ..graph import MemoryGraph
-from ..ports import ChangeSet
+from ..ports import AccessCounts, ChangeSet
 from ..types import Node
 
 __all__ = ["AccessLog", "access_log", "apply_bumps"]
@@ -102,13 +102,13 @@ class AccessLog:
         # A user whose tree this engine does not hold (a stateless worker served it
         # from a shared hot tier) is bumped in the store, without loading the tree.
         engine = self.engine
-        add = getattr(engine.store, "add_access", None)
-        if add is None or user_id in engine.trees:
+        store = engine.store
+        if not isinstance(store, AccessCounts) or user_id in engine.trees:
             return False
         with engine.lock, engine.turns.turn(engine.store, user_id, engine.config.busy_timeout_s):
             if user_id in engine.trees:
                 return False  # loaded meanwhile: bumped through the tree, which stays current
-            version = add(user_id, {k: (b.count, b.last) for k, b in bumps.items() if b.last is not None})
+            version = store.add_access(user_id, {k: (b.count, b.last) for k, b in bumps.items() if b.last is not None})
             if version is not None:
                 engine.committed(user_id, version)
         return True

@@ -1,13 +1,7 @@
-"""Recall-count bumps as rows every store writes alike (``add_access``).
+"""Recall-count bumps as rows every store writes alike.
 
-A process that serves a user's recalls without holding the user's tree (a stateless
-worker answering from a shared hot tier) still owes the store its write-behind
-access statistics. Loading the whole tree to add a few counts would cost what the
-hot tier saved, so stores take the bumps themselves: ``recall_count`` grows by the
-count and ``t_access`` becomes the later of the stored and the bumped time, for the
-nodes still in the tree, in one commit of recall statistics only (the version moves,
-the content version and the retrieval snapshot stay, as with a ``stats_only``
-:class:`~personatree.ports.ChangeSet`).
+The checked rows of :meth:`personatree.ports.AccessCounts.add_access`: one per node
+still to bump, in id order, with its count and its ``t_access`` as stored text.
 """
 
 from __future__ import annotations

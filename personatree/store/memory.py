@@ -243,7 +243,7 @@ class MemoryStore(Closing):
             return st.version
 
     def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
-        """Add recall counts without the tree (as :meth:`SQLiteStore.add_access`).
+        """Add recall counts without the tree (:meth:`personatree.ports.AccessCounts.add_access`).
 
         Returns
         -------

@@ -167,29 +167,7 @@ class SQLiteWrites(SQLiteVacuum):
         return new_version
 
     def add_access(self, user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> int | None:
-        """Add recall counts without the tree: one commit of recall statistics only.
-
-        See :mod:`personatree.store.access_rows`. Nodes no longer in the tree are
-        skipped; the version moves, the content version and the retrieval snapshot
-        stay.
-
-        Parameters
-        ----------
-        user_id : str
-        bumps : mapping
-            Node id → (recalls to add, when the last of them happened).
-
-        Returns
-        -------
-        int or None
-            The user's new version; ``None`` when nothing was written (unknown user,
-            or none of the nodes left).
-
-        Raises
-        ------
-        InputError
-            If a bump is malformed.
-        """
+        """Add recall counts without the tree (:meth:`personatree.ports.AccessCounts.add_access`)."""
         rows = bump_rows(user_id, bumps)
         if not rows:
             return None
