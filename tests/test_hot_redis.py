@@ -177,6 +177,33 @@ def test_delete_and_forget_leave_no_text_in_redis(stores, redis_server) -> None:
     assert b"sam" not in dumped
 
 
+def test_a_write_racing_a_deletion_elsewhere_leaves_no_text_in_redis(stores, redis_server) -> None:
+    # The reader rebuilds a missing entry and writes it after its answer; the user is
+    # deleted by another tree between that entry's build and its put.
+    import threading
+
+    writer, reader = stores
+    writer.hot.client.delete("sam")
+    at_put, go = threading.Event(), threading.Event()
+    real_put = reader.hot.client.put
+
+    def put(user_id, version, fields):
+        at_put.set()
+        assert go.wait(30)
+        return real_put(user_id, version, fields)
+
+    reader.hot.client.put = put  # type: ignore[method-assign]
+    reader.recall("sam", "What is my dog's name?", budget=80)
+    assert at_put.wait(30)
+    writer.delete_user("sam")
+    assert b"golden retriever" not in _dumps(redis_server.url)
+    go.set()
+    reader.hot.writer.drain()
+    dumped = _dumps(redis_server.url)
+    assert b"golden retriever" not in dumped and b"sam" not in dumped
+    assert reader.hot.writer.failed == 0 and reader.hot.taken_back == 1
+
+
 def test_redis_stopped_mid_run_falls_back_and_rebuilds(stores, embedder, redis_server) -> None:
     writer, reader = stores
     q = "Who did I go hiking with?"

@@ -42,6 +42,13 @@ redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1
 """
 
+# Remove the entry only if it is still the write ``ARGV[1]`` (its ``eid``): a writer
+# taking back what it wrote never removes a later writer's entry.
+_DELETE_IF = """
+if redis.call('HGET', KEYS[1], 'eid') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 
 class RedisHot:
     """The Redis side of the shared hot tier.
@@ -69,6 +76,7 @@ class RedisHot:
         self._down_until = 0.0
         self._lock = threading.Lock()
         self._put = client.register_script(_PUT)
+        self._delete_if = client.register_script(_DELETE_IF)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> "RedisHot":
@@ -149,6 +157,16 @@ class RedisHot:
     def delete(self, user_id: str) -> None:
         """Remove the user's entry (every text of the user this tier holds)."""
         self._call(self.client.delete, self.key(user_id))
+
+    def delete_if(self, user_id: str, eid: bytes) -> bool:
+        """Remove the user's entry if it is still the one written with ``eid``.
+
+        Returns
+        -------
+        bool
+            Whether it was removed.
+        """
+        return bool(self._call(self._delete_if, [self.key(user_id)], [eid]))
 
     def memory(self, user_id: str) -> int:
         """Bytes Redis uses for the user's entry (``MEMORY USAGE``; 0 when absent)."""

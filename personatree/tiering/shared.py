@@ -91,6 +91,10 @@ class SharedTier:
         answer them: see :mod:`~personatree.tiering.entry_bound`).
     writes, refused : int
         Entries written; replacements refused because Redis held a newer version.
+    taken_back : int
+        Entries removed again just after their write, because the store's content
+        had moved on from theirs meanwhile (the user deleted, or changed, by
+        another process).
     """
 
     client: "RedisHot"
@@ -104,6 +108,7 @@ class SharedTier:
     refused: int = 0
     writer: WriteBehind = field(default_factory=WriteBehind)
     direct: int = 0
+    taken_back: int = 0
 
     def tiering(self, engine: Engine) -> TieringConfig:
         """The tiering configuration in force."""
@@ -205,10 +210,18 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
             # The store's version is below the entry's only when the user was deleted
             # and written again: that entry is of data that no longer exists.
             tier.client.delete(graph.user_id)
-        if tier.client.put(graph.user_id, version, fields):
-            tier.writes += 1
-        else:
+        if not tier.client.put(graph.user_id, version, fields):
             tier.refused += 1
+            return
+        tier.writes += 1
+        # Building took a while, and another process may have deleted the user (or
+        # changed the tree) meanwhile, after its own Redis delete: an entry of content
+        # the store no longer holds is taken back, so a deletion never leaves the
+        # user's text in Redis behind it. (Recall statistics moving the version alone
+        # leave the entry current.)
+        if versions(engine, graph.user_id)[1] != content:
+            if tier.client.delete_if(graph.user_id, fields["eid"]):
+                tier.taken_back += 1
     except HotTierUnavailable as exc:
         _warn(graph.user_id, exc)
 
