@@ -71,3 +71,41 @@ def test_snapshot_of_other_nodes_or_analysis_is_refused(tree) -> None:
     assert restore_state(tree.graph("sam"), 2, snap) is None  # a leaf it never analysed
     assert restore_state(g, 1, snap | {"fp": "another"}) is None
     assert restore_state(g, 1, {k: v for k, v in snap.items() if k != "turns"}) is None
+
+
+def test_a_patched_snapshot_is_the_snapshot_of_the_new_nodes(tree) -> None:
+    # Sub-trees that gain and lose nodes (a promotion's), leaves of one turn split
+    # between them: the patched snapshot restores the state the new nodes' text gives.
+    import random
+
+    from personatree.retrieval.lex_snapshot import patch_snapshot
+    from personatree.tiering.hot import sub_tree
+
+    g = tree.graph("sam")
+    ids = [n.id for n in g.nodes()]
+    turns: dict[str, int] = {}
+    for n in g.nodes(Level.LEAF):
+        turns[n.provenance[0].observation_id] = turns.get(n.provenance[0].observation_id, 0) + 1
+    assert max(turns.values()) >= 2  # some turn has several leaves
+    rng = random.Random(7)
+    for _ in range(25):
+        before = [x for x in ids if rng.random() < 0.6]
+        after = [x for x in ids if rng.random() < 0.6]
+        old = sub_tree(g, before)
+        snap = orjson.loads(orjson.dumps(lexical_snapshot(RetrievalState(old).refresh(old, 1))))
+        patched = patch_snapshot(snap, before, g, after)
+        assert patched is not None
+        new = sub_tree(g, after)
+        restored = restore_state(new, 2, orjson.loads(orjson.dumps(patched)))
+        assert restored is not None
+        assert _fields(restored) == _fields(RetrievalState(new).refresh(new, 2))
+
+
+def test_a_snapshot_of_another_analysis_is_not_patched(tree) -> None:
+    from personatree.retrieval.lex_snapshot import patch_snapshot
+
+    g = tree.graph("sam")
+    ids = [n.id for n in g.nodes()]
+    snap = lexical_snapshot(RetrievalState(g).refresh(g, 1)) | {"fp": "another"}
+    assert patch_snapshot(snap, ids, g, ids[:3]) is None
+    assert patch_snapshot(None, ids, g, ids) is None  # type: ignore[arg-type]

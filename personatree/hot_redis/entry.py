@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -42,6 +42,9 @@ import orjson
 from ..errors import StoreError
 from ..store.codec import decode_edge, decode_node, encode_edge, encode_node
 from ..types import Edge, Node
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .rows import EntryRows
 
 __all__ = ["HotEntry", "HOT_FIELDS", "PROBE_FIELDS", "REST_FIELDS", "DEEP_FIELDS", "PROFILE_FIELDS", "encode_entry", "decode_entry", "decode_gate", "decode_heads"]
 
@@ -121,8 +124,16 @@ class HotEntry:
             self.content_version = self.version
 
 
-def encode_entry(entry: HotEntry) -> dict[str, bytes]:
+def encode_entry(entry: HotEntry, prior: "EntryRows | None" = None) -> dict[str, bytes]:
     """The hash fields of ``entry`` (without ``v``, which the writer sets).
+
+    Parameters
+    ----------
+    entry : HotEntry
+    prior : EntryRows, optional
+        The rows of an entry of the same content version (a promotion's prior
+        entry): the nodes and edges it holds are taken from it, not encoded again
+        (:meth:`EntryRows.stored`); the fields are the same.
 
     Raises
     ------
@@ -132,11 +143,20 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
     rows: list[list[Any]] = []
     blobs: list[bytes] = []
     for n in entry.nodes:
-        row = list(encode_node(n, entry.user_id))
-        blob, dim = row[-2], row[-1]
+        got = prior.stored(n) if prior is not None else None
+        if got is not None:
+            row, blob = got
+            rows.append(row)
+        else:
+            full = list(encode_node(n, entry.user_id))
+            blob = full[-2]
+            rows.append(full[1:-2] + [full[-1]])
         if blob is not None:
             blobs.append(blob)
-        rows.append(row[1:-2] + [dim])
+    edges = []
+    for e in entry.edges:
+        raw = prior.stored_edge(e) if prior is not None else None
+        edges.append(raw if raw is not None else list(encode_edge(e, entry.user_id))[1:])
     return {
         "cv": str(entry.content_version).encode(),
         "eid": os.urandom(8).hex().encode(),
@@ -145,7 +165,7 @@ def encode_entry(entry: HotEntry) -> dict[str, bytes]:
         "anchor": b"" if entry.anchor is None else np.asarray(entry.anchor, _F32).tobytes(),
         "rows": orjson.dumps(rows),
         "emb": b"".join(blobs),
-        "edges": orjson.dumps([list(encode_edge(e, entry.user_id))[1:] for e in entry.edges]),
+        "edges": orjson.dumps(edges),
         "heads": orjson.dumps(entry.heads),
         "lex": orjson.dumps(entry.lex),
         "bound": orjson.dumps(entry.bound),

@@ -18,9 +18,14 @@ from ..errors import StoreError
 from ..collector import paused_gc
 from ..graph import MemoryGraph
 from ..store.codec import decode_edge, decode_node
+from ..store.codec.values import encode_optional_time
 from ..types import Edge, EdgeKind, Node
 
 __all__ = ["EntryRows"]
+
+# Columns of an entry row (the store's node row without user id and embedding): the
+# recall statistics, which move without the content version.
+_RECALLS, _ACCESS = 11, 12
 
 
 class EntryRows:
@@ -92,6 +97,32 @@ class EntryRows:
             raise StoreError(f"unreadable hot-tier node {node_id!r}: {exc}") from exc
         self._nodes[node_id] = got
         return got
+
+    def stored(self, node: Node) -> tuple[list[Any], bytes | None] | None:
+        """The entry's encoded row and embedding of ``node``, when it holds that node.
+
+        For an entry of the same content version as ``node``'s tree: a node then
+        differs from its stored row at most in its recall statistics (the contract
+        of a ``stats_only`` commit), which are set from ``node``, so the row is what
+        encoding ``node`` gives, without encoding it.
+
+        Returns
+        -------
+        (list, bytes or None) or None
+            The row (a copy, as in the ``rows`` field) and its embedding bytes.
+        """
+        i = self._at.get(node.id)
+        if i is None:
+            return None
+        row, span = list(self._rows[i]), self._blob[i]
+        row[_RECALLS] = node.recall_count
+        row[_ACCESS] = encode_optional_time(node.t_access, "node.t_access")
+        return row, (None if span is None else self._emb[span[0]:span[1]])
+
+    def stored_edge(self, edge: Edge) -> list[Any] | None:
+        """The entry's encoded row of support edge ``edge``, when it holds that edge."""
+        raw = self._edge_rows.get(edge.src)
+        return raw if raw is not None and raw[1] == edge.dst else None
 
     def parent_edge(self, node_id: str) -> Edge | None:
         """The support edge from ``node_id`` to its parent, when the entry holds one."""

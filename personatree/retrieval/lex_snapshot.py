@@ -21,16 +21,17 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from functools import lru_cache
-from typing import Any, Hashable, Mapping
+from typing import Any, Hashable, Iterable, Mapping
 
 from ..graph import MemoryGraph
 from ..text import is_change
 from ..types import Level
 from .lexical import BM25Index
+from .node_text import turn_key
 from .state import RetrievalState, signature
 from .turn_memo import fingerprint as turn_fingerprint
 
-__all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "restore_state"]
+__all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "patch_snapshot", "restore_state"]
 
 #: Bumped when what a snapshot holds changes shape.
 SNAPSHOT_FORMAT = "1"
@@ -146,3 +147,62 @@ def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]
     st._rebuild_structure(graph)
     st.version = version
     return st
+
+
+def patch_snapshot(snap: Mapping[str, Any], before: Iterable[str], graph: MemoryGraph,
+                   after: Iterable[str]) -> dict[str, Any] | None:
+    """The snapshot over the nodes ``after`` of ``graph``, from ``snap`` over ``before``.
+
+    What :func:`lexical_snapshot` gives for a fresh state over ``after``, analysing
+    only the nodes that came in and the turns whose leaves changed: a claim's
+    document, a leaf's change, stance and time are its own; a turn's document is
+    read from its leaves in the sub-tree, so a turn that gains or loses one is read
+    again from all of them. For a sub-tree whose members changed (a hot tier's
+    promotion), of the same content as the one ``snap`` was taken of.
+
+    Parameters
+    ----------
+    snap : mapping
+        A :func:`lexical_snapshot` over the nodes ``before``.
+    before : iterable of str
+    graph : MemoryGraph
+        Holds every node of ``after`` (the user's tree).
+    after : iterable of str
+
+    Returns
+    -------
+    dict or None
+        ``None`` when ``snap`` is of another analysis or unreadable (the caller
+        analyses the text).
+    """
+    if not isinstance(snap, Mapping) or snap.get("fp") != analysis_fingerprint():
+        return None
+    old, new = dict.fromkeys(before), dict.fromkeys(after)
+    gone = [x for x in old if x not in new]
+    came = [graph.node(x) for x in new if x not in old]
+    try:
+        turn_of = {str(x): str(tk) for tk, ids in snap["turn_leaves"].items() for x in ids}
+        dirty = {turn_of[x] for x in gone if x in turn_of} | {turn_key(n) for n in came if n.level is Level.LEAF}
+        # The leaves of the changed turns that stay, read again with the newcomers.
+        again = [graph.node(x) for tk in sorted(dirty) for x in snap["turn_leaves"].get(tk, ()) if x in new]
+        part = MemoryGraph(graph.user_id)
+        for n in came + again:
+            if n.id not in part:
+                part.add_node(n)
+        fresh = lexical_snapshot(RetrievalState(part).refresh(part, None))
+        drop = set(gone)
+        out: dict[str, Any] = {"fp": snap["fp"]}
+        for key, _ in _CLAIMS:
+            out[key] = [d for d in snap[key] if str(d[0]) not in drop] + fresh[key]
+        out["turns"] = [d for d in snap["turns"] if str(d[0]) not in dirty] + fresh["turns"]
+        for key in ("turn_leaves", "turn_seq", "turn_session"):
+            out[key] = {tk: v for tk, v in snap[key].items() if tk not in dirty} | fresh[key]
+        # A turn's leaves are tested for a disposition with their turn: the changed
+        # turns' verdicts are the fresh ones.
+        stale = drop | {x for x in turn_of if turn_of[x] in dirty}
+        out["dispositions"] = sorted({x for x in snap["dispositions"] if x not in stale} | set(fresh["dispositions"]))
+        out["changes"] = sorted({x for x in snap["changes"] if x not in drop} | set(fresh["changes"]))
+        out["said"] = {k: v for k, v in snap["said"].items() if k not in drop} | fresh["said"]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None
+    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import orjson
 
@@ -48,7 +48,8 @@ def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
-def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str) -> "HotEntry":
+def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str,
+                known: Mapping[str, Sequence[str]] | None = None) -> "HotEntry":
     """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without
     ``lex``; with ``bound``, see :mod:`~personatree.tiering.entry_bound`).
 
@@ -61,6 +62,9 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
     version : int
     fp : str
         :func:`fingerprint` of the configuration the tiers were ranked under.
+    known : mapping, optional
+        Closures computed already over a tree of the same content and under the same
+        fingerprint (a promotion's prior entry): used as they are.
 
     Returns
     -------
@@ -69,7 +73,8 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
     from ..hot_redis import HotEntry  # noqa: PLC0415
 
     members = list(dict.fromkeys(tstate.tier1 + tuple(tstate.tier2)))
-    closures = {x: closure(graph, x, tcfg.hot_children) for x in members}
+    known = known or {}
+    closures = {x: tuple(known[x]) if x in known else closure(graph, x, tcfg.hot_children) for x in members}
     ids = dict.fromkeys(y for cl in closures.values() for y in cl)
     edges = []
     for y in ids:

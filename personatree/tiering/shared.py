@@ -45,6 +45,7 @@ from ..engine.caches import Slot
 from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError
 from ..graph import MemoryGraph
+from ..retrieval.lex_snapshot import patch_snapshot
 from .entries import build_entry, entry_indexes, entry_lex, fingerprint, tier1_ids
 from .entry_memo import EntryMemo
 from .entry_profile import profile_data
@@ -53,7 +54,7 @@ from .tiers import TierState, tier_state
 from .write_behind import WriteBehind
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..hot_redis import HotEntry, RedisHot
+    from ..hot_redis import EntryRows, HotEntry, RedisHot
 
 __all__ = ["HotTierWarning", "SharedTier", "attach_hot", "shared_tier", "attached_tier", "fingerprint", "build_entry",
            "versions", "write_through"]
@@ -195,16 +196,23 @@ def _rank(engine: Engine, graph: MemoryGraph, version: int, now: datetime, tcfg:
 
 def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierState, version: int,
              content: int, replace_newer: bool = False, prior: "HotEntry | None" = None,
-             indexes: tuple[HotIndex | None, HotIndex] | None = None) -> None:
+             indexes: tuple[HotIndex | None, HotIndex] | None = None, rows: "EntryRows | None" = None) -> None:
     # Write the entry of ``tstate`` with its lex (see _lex for ``prior`` and ``indexes``).
+    # A prior entry of this content and configuration (a promotion's) lends what a
+    # promotion leaves as it was: the members' closures, the nodes' and edges' rows
+    # (``rows``), tiers 1+2's text analysis; only what the promoted members bring is
+    # computed and encoded. The fields are the ones a build from scratch gives.
     tcfg = tier.tiering(engine)
     from ..hot_redis import HotTierUnavailable, encode_entry  # noqa: PLC0415
 
-    entry = build_entry(graph, tstate, tcfg, version, fingerprint(engine, tcfg))
+    fp = fingerprint(engine, tcfg)
+    same = prior is not None and prior.content_version == content and prior.gate.get("fingerprint") == fp
+    known = prior.tiers.get("closures") if same and prior is not None else None
+    entry = build_entry(graph, tstate, tcfg, version, fp, known=known)
     entry.content_version = content
     entry.prof, entry.quotes = profile_data(graph, tstate, {n.id for n in entry.nodes})
-    entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes)
-    fields = encode_entry(entry)
+    entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes, rows if same else None)
+    fields = encode_entry(entry, rows if same else None)
     try:
         if replace_newer:
             # The store's version is below the entry's only when the user was deleted
@@ -227,17 +235,25 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
 
 
 def _lex(entry: "HotEntry", graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig,
-         prior: "HotEntry | None", indexes: tuple[HotIndex | None, HotIndex] | None) -> dict[str, Any]:
-    # The entry's lex. The hot indexes the tiers were just searched with (``indexes``
-    # rebuilt from ``prior``, the entry they came from, or the in-process ones of a
-    # rebuild in tstate.cache) are brought to the entry's members the way in-process
-    # tiering updates them after a promotion: only the promoted and demoted members'
-    # nodes are re-indexed. Without them, the entry's sub-trees are indexed afresh.
+         prior: "HotEntry | None", indexes: tuple[HotIndex | None, HotIndex] | None,
+         rows: "EntryRows | None" = None) -> dict[str, Any]:
+    # The entry's lex. A prior entry of this content (``rows``: a promotion's) has its
+    # analysis patched: tier 1 is the same, and tiers 1+2 re-read only the nodes and
+    # turns the promotion changed (patch_snapshot). Otherwise the hot indexes the
+    # tiers were just searched with (``indexes`` rebuilt from ``prior``, the entry
+    # they came from, or the in-process ones of a rebuild in tstate.cache) are
+    # brought to the entry's members the way in-process tiering updates them after a
+    # promotion: only the promoted and demoted members' nodes are re-indexed.
+    # Without them, the entry's sub-trees are indexed afresh.
+    if rows is not None and prior is not None and tier1_ids(prior) == tier1_ids(entry) and "t1" in prior.lex:
+        t12 = patch_snapshot(prior.lex.get("t12"), rows.order, graph, [n.id for n in entry.nodes])
+        if t12 is not None:
+            return {"t1": prior.lex["t1"], "t12": t12}
     if indexes is None:
         c1, c12 = tstate.cache.get("t1"), tstate.cache.get("t12")
         if isinstance(c12, HotIndex):
             indexes = (c1 if isinstance(c1, HotIndex) else None, c12)
-    if indexes is None and prior is not None and "t12" in prior.lex:
+    if indexes is None and prior is not None and prior.nodes and "t12" in prior.lex:
         indexes = entry_indexes(prior, tcfg, tier1=False)
     if indexes is None:
         return entry_lex(*entry_indexes(entry, tcfg))

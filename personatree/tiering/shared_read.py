@@ -20,7 +20,7 @@ over the store's tree, with a :class:`~personatree.tiering.shared.HotTierWarning
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
@@ -43,7 +43,7 @@ from .shared import SharedTier, _publish, _rank, _warn, attached_tier, versions
 from .tiers import TierState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..hot_redis import HotEntry
+    from ..hot_redis import EntryRows, HotEntry
 
 __all__ = ["shared_recall"]
 
@@ -101,7 +101,8 @@ def shared_recall(
     if out is None:
         if d is None and found.current is not None:
             tier.direct += 1
-        out = _from_store(engine, tier, user_id, req, tcfg, found.held, found.current, indexes)
+        out = _from_store(engine, tier, user_id, req, tcfg, found.held, found.current, indexes,
+                          d.rows if d is not None else None)
     tier.answered[out.tier] += 1
     access_log(engine, req.cfg.access_flush_every).record(user_id, out.recall.node_ids, req.now)
     return out
@@ -250,7 +251,8 @@ def _from_entry(engine: Engine, d: Decoded, req: RecallQuery, tcfg: TieringConfi
 
 def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery, tcfg: TieringConfig,
                 held: "HotEntry | None", entry: "HotEntry | None",
-                indexes: tuple[HotIndex | None, HotIndex] | None = None) -> TieredResult:
+                indexes: tuple[HotIndex | None, HotIndex] | None = None,
+                rows: "EntryRows | None" = None) -> TieredResult:
     # Tier 3 over the store's tree, or a whole tiered search when the entry was not
     # current (then the entry is rebuilt); what Redis is owed is written afterwards.
     with engine.lock:
@@ -266,7 +268,7 @@ def _from_store(engine: Engine, tier: SharedTier, user_id: str, req: RecallQuery
             out = search_deep(tstate, st.graph, full, req, tcfg)
             if out.promoted:
                 tier.memo.drop(user_id)  # the write updates its hot indexes in place
-                _write_later(engine, tier, st, tstate, loaded, prior=entry, indexes=indexes)
+                _write_later(engine, tier, st, tstate, loaded, prior=entry, indexes=indexes, rows=rows)
             return out
         tier.rebuilt += 1
         tier.memo.drop(user_id)
@@ -296,10 +298,12 @@ def _cold_heads(tier: SharedTier, user_id: str, version: int) -> dict[str, objec
 
 def _write_later(engine: Engine, tier: SharedTier, st: TreeState, tstate: TierState, content: int, *,
                  replace_newer: bool = False, prior: "HotEntry | None" = None,
-                 indexes: tuple[HotIndex | None, HotIndex] | None = None) -> None:
+                 indexes: tuple[HotIndex | None, HotIndex] | None = None,
+                 rows: "EntryRows | None" = None) -> None:
     # Publish ``tstate`` over the tree ``st`` held at this answer, after the answer.
-    # An entry without its nodes (tier 3 decided from its bound) is read whole for
-    # its hot indexes' analysis, if Redis still holds that one.
+    # Of an entry read without its rows (tier 3 decided from its bound), the rows and
+    # the text analysis are read, if Redis still holds that entry: the new entry
+    # takes what the promotion leaves as it was from them (see _publish).
     user_id = st.graph.user_id
     prior_eid = None if prior is None else prior.eid
 
@@ -311,20 +315,23 @@ def _write_later(engine: Engine, tier: SharedTier, st: TreeState, tstate: TierSt
             write()
 
     def write() -> None:
-        from ..hot_redis import HOT_FIELDS, HotTierUnavailable, decode_entry  # noqa: PLC0415
+        from ..hot_redis import EntryRows, HotTierUnavailable, decode_heads  # noqa: PLC0415
 
-        base = prior
-        if base is not None and not base.nodes and indexes is None:
+        base, held = prior, rows
+        if base is not None and held is None and indexes is None:
             try:
-                fields = tier.client.get(user_id, HOT_FIELDS)
-                whole = decode_entry(user_id, fields) if fields else None
-            except (HotTierUnavailable, StoreError):
-                whole = None
-            base = whole if whole is not None and whole.eid == prior_eid else None
+                fields = tier.client.get(user_id, ("eid", "rows", "emb", "edges", "lex"))
+                if fields and fields.get("eid") == prior_eid:
+                    held = EntryRows(user_id, fields["rows"], fields["emb"], fields["edges"])
+                    base = replace(base, lex=decode_heads(fields.get("lex")))
+                else:
+                    base = None
+            except (HotTierUnavailable, StoreError, KeyError):
+                base, held = None, None
         with engine.lock:
             if versions(engine, user_id) != (st.version, content):
                 return  # moved on: that commit's writer, or the next reader, writes it
             _publish(engine, tier, st.graph, tstate, st.version, content, replace_newer=replace_newer,
-                     prior=base, indexes=indexes)
+                     prior=base, indexes=indexes, rows=held)
 
     tier.writer.submit(user_id, job)
