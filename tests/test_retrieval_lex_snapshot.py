@@ -108,4 +108,4 @@ def test_a_snapshot_of_another_analysis_is_not_patched(tree) -> None:
     ids = [n.id for n in g.nodes()]
     snap = lexical_snapshot(RetrievalState(g).refresh(g, 1)) | {"fp": "another"}
     assert patch_snapshot(snap, ids, g, ids[:3]) is None
-    assert patch_snapshot(None, ids, g, ids) is None  # type: ignore[arg-type]
+    assert patch_snapshot(None, ids, g, ids) is None

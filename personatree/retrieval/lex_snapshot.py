@@ -149,7 +149,7 @@ def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]
     return st
 
 
-def patch_snapshot(snap: Mapping[str, Any], before: Iterable[str], graph: MemoryGraph,
+def patch_snapshot(snap: Mapping[str, Any] | None, before: Iterable[str], graph: MemoryGraph,
                    after: Iterable[str]) -> dict[str, Any] | None:
     """The snapshot over the nodes ``after`` of ``graph``, from ``snap`` over ``before``.
 
@@ -162,8 +162,8 @@ def patch_snapshot(snap: Mapping[str, Any], before: Iterable[str], graph: Memory
 
     Parameters
     ----------
-    snap : mapping
-        A :func:`lexical_snapshot` over the nodes ``before``.
+    snap : mapping or None
+        A :func:`lexical_snapshot` over the nodes ``before`` (``None``: there is none).
     before : iterable of str
     graph : MemoryGraph
         Holds every node of ``after`` (the user's tree).
