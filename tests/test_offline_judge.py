@@ -435,7 +435,8 @@ def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None
     assert r.content not in {"Enjoys hiking", "Enjoys cooking"}
 
 
-@pytest.mark.parametrize("word", ["hiking", "sushi", "pottery", "volunteering", "yoga", "calls", "family", "speed"])
+@pytest.mark.parametrize("word", ["hiking", "sushi", "pottery", "volunteering", "yoga", "calls", "family", "speed",
+                                  "vegetables", "table", "collectibles", "tennis"])
 def test_words_that_name_a_pattern(word: str) -> None:
     from personatree.text import can_name
 
@@ -443,7 +444,8 @@ def test_words_that_name_a_pattern(word: str) -> None:
 
 
 @pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
-                                  "beautiful", "anytime", "woohoo", "playing", "thing"])
+                                  "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
+                                  "delicious", "nervous"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 

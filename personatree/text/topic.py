@@ -35,6 +35,8 @@ _NOT_NAMING_FORMS = frozenset(f for w in NOT_NAMING for f in _forms(w))
 # Nouns that end like a participle or an adverb ("speed", "family").
 _ED_NOUNS = frozenset("speed breed greed creed steed hundred".split())
 _LY_NOUNS = frozenset("family supply jelly belly rally bully assembly anomaly italy july ally".split())
+# Nouns among the words of the adjective endings "-able", "-ible" and "-ous".
+_ABLE_NOUNS = frozenset("vegetable timetable turntable constable collectable collectible crucible".split())
 
 
 def _is_content(token: str) -> bool:
@@ -105,9 +107,11 @@ def can_name(word: str) -> bool:
     "shares", "talked", "stunning", "difference", "increasingly" cannot.
 
     A word list (:data:`personatree.lexicons.NOT_NAMING`, with the regular inflections
-    of its words and a few irregular pasts) and two endings without a parser: a participle or past form
-    ("volunteered", "posted") and an adverb ("really", "increasingly"). Gerunds of
-    real activities ("hiking") name their activity.
+    of its words and a few irregular pasts) and endings without a parser: a participle
+    or past form ("volunteered", "posted"), an adverb ("really", "increasingly") and an
+    adjective ("beautiful", "admirable", "incredible", "delicious"), each with the few
+    nouns of that ending ("speed", "family", "vegetable"). Gerunds of real activities
+    ("hiking") name their activity.
 
     Parameters
     ----------
@@ -125,4 +129,8 @@ def can_name(word: str) -> bool:
         return False
     if w.endswith("ly") and len(w) >= 5 and w not in _LY_NOUNS:
         return False
+    if w.endswith(("able", "ible")) and len(w) >= 6 and w not in _ABLE_NOUNS:
+        return False  # "admirable", "incredible": what a thing is like, not the thing
+    if w.endswith("ous") and len(w) >= 6:
+        return False  # "delicious", "nervous"
     return not (w.endswith("ful") and len(w) >= 6)
