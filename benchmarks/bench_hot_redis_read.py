@@ -8,7 +8,10 @@ could answer; the rest of the entry; decoding it without its nodes and parsing i
 rows; tier 1's sub-tree decoded and indexed from the entry's text analysis (``lex``,
 what a tier-1 answer builds); the whole entry's graph and the tiers 1+2 index (what a
 tier-2 answer adds); for comparison, the two indexes from the text (an entry without
-``lex``). Also timed: one write of the user's entry (rank, build, index, encode, put).
+``lex``). Also timed: one write of the user's entry (rank, build, index, encode, put),
+and the write a tier-3 answer's promotions owe, three ways over the same prior entry:
+patched from it (what the writer does), with the prior decoded whole and its tiers
+1+2 index restored and synced, and from scratch.
 Embeddings come from a hashing embedder: indexing cost is the text's, not the vectors'.
 
 Run::
@@ -19,6 +22,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import statistics
 import sys
@@ -34,10 +38,11 @@ from bench_hot_redis import apply, pool, start_redis, user_change  # noqa: E402
 
 from personatree.api import PersonaTree  # noqa: E402
 from personatree.embedders import HashingEmbedder  # noqa: E402
-from personatree.hot_redis import PROBE_FIELDS, REST_FIELDS, EntryRows, decode_entry, decode_heads  # noqa: E402
-from personatree.tiering.entries import entry_graph, entry_index, entry_indexes  # noqa: E402
+from personatree.hot_redis import HOT_FIELDS, PROBE_FIELDS, REST_FIELDS, EntryRows, decode_entry, decode_heads  # noqa: E402
+from personatree.tiering.entries import entry_graph, entry_index, entry_indexes, entry_tiers  # noqa: E402
 from personatree.tiering.entry_bound import bound_could  # noqa: E402
-from personatree.tiering.shared import write_through  # noqa: E402
+from personatree.tiering.shared import _publish, versions, write_through  # noqa: E402
+from personatree.tiering.tiers import promote  # noqa: E402
 
 
 def main() -> None:
@@ -59,7 +64,7 @@ def main() -> None:
         tier, engine = tree.hot, tree.engine
         tcfg = tier.tiering(engine)
         phases: dict[str, list[float]] = {}
-        n_nodes = n_t1 = 0
+        n_nodes = n_t1 = n_promoted = 0
         q = emb.embed(["What did I tell you about the lake?"])[0]
         for _ in range(args.reps):
             marks = [("start", time.perf_counter())]
@@ -91,6 +96,23 @@ def main() -> None:
             marks[-1] = (marks[-1][0], time.perf_counter())
             write_through(engine, tier, "u", engine.store.version("u"))
             mark("write entry (rank, build, index, encode, put)")
+            # A tier-3 answer's promotions, written three ways over the same prior entry.
+            version, content = versions(engine, "u")
+            graph = engine.state("u").graph
+            held = tier.client.get("u", HOT_FIELDS + ("heads",)) or {}
+            base = decode_entry("u", held, nodes=False)
+            promoted = entry_tiers(base)
+            cold = [x for x in promoted.headers if x not in promoted.hot][:: max(1, len(promoted.headers) // 40)]
+            n_promoted = len(promote(promoted, graph, cold[:5], engine.registry, engine.clock.now(), tcfg))
+            marks[-1] = (marks[-1][0], time.perf_counter())
+            rows_ = EntryRows("u", held["rows"], held["emb"], held["edges"])
+            _publish(engine, tier, graph, copy.deepcopy(promoted), version, content, prior=base, rows=rows_)
+            mark("promotion write: patched (rows parsed, analysis patched, put)")
+            whole = decode_entry("u", held)
+            _publish(engine, tier, graph, copy.deepcopy(promoted), version, content, prior=whole)
+            mark("promotion write: prior decoded whole, tiers 1+2 restored and synced")
+            _publish(engine, tier, graph, copy.deepcopy(promoted), version, content)
+            mark("promotion write: from scratch (indexed from the text)")
             for (_, a), (name, b) in zip(marks, marks[1:]):
                 phases.setdefault(name, []).append(1000 * (b - a))
             n_nodes = len(entry.nodes)
@@ -100,7 +122,7 @@ def main() -> None:
         proc.terminate()
         proc.wait(10)
     print(f"\none user, {args.nodes} nodes; entry of {n_nodes} nodes ({n_t1} in tier 1's sub-tree); "
-          f"{args.reps} reads, median (min-max) ms")
+          f"{args.reps} reads, median (min-max) ms; {n_promoted} nodes promoted by the tier-3 answer")
     print("| phase | ms |")
     print("|---|---|")
     for k, v in phases.items():
