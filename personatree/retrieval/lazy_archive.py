@@ -232,9 +232,12 @@ class LazyNodes(dict[str, Node]):
     def __init__(self, tree: Iterable[Node], archive: LazyArchive) -> None:
         super().__init__((n.id, n) for n in tree)
         self.archive = archive
-        self._extra = [k for k in archive.ids if not dict.__contains__(self, k)]
-        self._extra_set = frozenset(self._extra)
-        self._total = dict.__len__(self) + len(self._extra)
+        # An archived id this dict does not hold is an archived leaf the tree does not
+        # hold (the tree's are all held from the start): the archive's own id set
+        # answers for them, without a set of its own per state.
+        self._extra_set = archive._known
+        both = len(archive._known.intersection(dict.keys(self)))  # type: ignore[arg-type]
+        self._total = dict.__len__(self) + len(archive.ids) - both
 
     def __missing__(self, key: str) -> Node:
         if key not in self._extra_set:
@@ -271,7 +274,7 @@ class LazyNodes(dict[str, Node]):
                     dict.__setitem__(self, k, node)
 
     def _all(self) -> None:
-        self.prefetch(self._extra)
+        self.prefetch([k for k in self.archive.ids if not dict.__contains__(self, k)])
 
     def __iter__(self) -> Iterator[str]:
         self._all()

@@ -11,7 +11,7 @@ first time a change of the user's data makes it update them
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterator, KeysView, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -77,6 +77,11 @@ class PackedMap(Mapping[str, V]):
 
     def __len__(self) -> int:
         return len(self._keys) if self._order is None else len(self._order)
+
+    def key_set(self) -> KeysView[str] | set[str]:
+        """The keys as a set, for comparing with another (the table's own view when the
+        map holds every key: compared in C, not key by key in Python)."""
+        return self._at.keys() if len(self) == len(self._keys) else set(self)
 
     def as_dict(self) -> dict[str, V]:
         """Every entry, as a dict in the map's order."""

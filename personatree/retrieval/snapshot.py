@@ -155,10 +155,10 @@ def restore(
     tree_leaves = graph.index(Level.LEAF)
     tree_matrix = tree_leaves.matrix
     n_tree = p.tree_rows
-    if (p.turn_of.keys() != by_level[Level.LEAF] or p.leaf_said.keys() != by_level[Level.LEAF]
+    if (p.turn_of.key_set() != by_level[Level.LEAF] or p.leaf_said.key_set() != by_level[Level.LEAF]
             or p.bm25[Level.MID].doc_ids() != by_level[Level.MID]
             or p.bm25[Level.ROOT].doc_ids() != by_level[Level.ROOT]
-            or p.turns.doc_ids() != p.turn_leaves.keys() or not set(p.archive_row_ids) <= set(p.archive)
+            or p.turns.doc_ids() != p.turn_leaves.key_set() or not set(p.archive_row_ids) <= set(p.archive)
             or p.leaf_ids[:n_tree] != tree_leaves.ids
             or (n_tree and (p.leaf_matrix.shape[1:] != tree_matrix.shape[1:]
                             or not np.array_equal(p.leaf_matrix[:n_tree], tree_matrix)))):

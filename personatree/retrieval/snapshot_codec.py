@@ -17,7 +17,7 @@ describe one consistent state is refused (:class:`ValueError`), never misread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -67,11 +67,11 @@ class Parts:
         Each session's turns.
     """
 
-    turn_of: Mapping[str, str]
-    turn_leaves: Mapping[str, list[str]]
-    turn_seq: Mapping[str, int]
-    turn_session: Mapping[str, str]
-    leaf_said: Mapping[str, tuple[float, int, str]]
+    turn_of: PackedMap[str]
+    turn_leaves: PackedMap[list[str]]
+    turn_seq: PackedMap[int]
+    turn_session: PackedMap[str]
+    leaf_said: PackedMap[tuple[float, int, str]]
     dispositions: set[str]
     changes: set[str]
     bm25: dict[Level, BM25Index]
@@ -84,7 +84,7 @@ class Parts:
     leaf_matrix: np.ndarray
     tree_rows: int
     row_facts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    session_turns: Mapping[str, set[str]]
+    session_turns: PackedMap[set[str]]
 
 
 def _positions(table: dict[str, int], keys: Sequence[str]) -> np.ndarray:
