@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ import orjson
 import pytest
 
 import personatree.retrieval.prelude as prelude
-from personatree.retrieval.lexical import BM25Index
+from personatree.retrieval.lazy_archive import LazyArchive
+from personatree.retrieval.lexical import BM25Index, tokenize
 from personatree.retrieval.packed_maps import ABSENT, PackedMap, grouped
 from personatree.retrieval.snapshot import fingerprint
 from personatree.retrieval.snapshot_layout import pack, unpack
@@ -278,3 +280,40 @@ def test_row_facts_equal_leaf_facts_for_leaves_without_a_session_and_rows_withou
     change[2] = True
     _same_facts(LeafFacts(got_at, got_side, change, got_gone, got_session), leaf_facts(st))
     assert got_session[0] != got_session[3] and got_session[2] == got_session[4] and got_session[1] == -1
+
+
+def test_settled_signatures_keep_a_signature_only_where_its_digest_still_holds() -> None:
+    from personatree.retrieval.lazy_archive import CHANGED, settled_signatures, signature_digest
+    from personatree.types import Level as Lv
+
+    t = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    old = {"a": (Lv.LEAF, "x", t, "", "o1#0"), "m": (Lv.MID, "pattern", t, "", "m"),
+           "gone": (Lv.MID, "p2", t, "", "gone")}
+    now = {"a": old["a"], "m": (Lv.MID, "pattern, reworded", t, "", "m")}
+    got = settled_signatures({k: (v[0], signature_digest(v)) for k, v in old.items()}, now.get)
+    assert list(got) == ["a", "m", "gone"]
+    assert got["a"] == old["a"]  # unchanged: its signature now
+    # Changed or gone: equal to no signature, of the level it had (a mid is dropped as a mid).
+    assert got["m"] != now["m"] and got["m"][0] is Lv.MID and got["gone"][0] is Lv.MID  # type: ignore[index]
+    assert got["m"] != CHANGED and got["m"][1] == CHANGED[1]  # type: ignore[index]
+
+
+def test_a_tree_node_changed_behind_a_restored_state_is_indexed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tree's signatures are held as digests: a node whose content differs at the
+    # next refresh is dropped and indexed again, as a built state does it.
+    read, built = _read_and_built(tmp_path)
+    with _refusing(monkeypatch):
+        st = _state(read)
+    ref = _state(built)
+    assert st.archive.tree_digests is not None  # type: ignore[attr-defined]
+    for s in (st, ref):
+        mid = sorted(n.id for n in s.graph.nodes(Level.MID))[0]
+        s.graph.node(mid).content = "I now keep bees on the roof terrace."
+        s.refresh(s.graph, ("edited", 1))
+    assert not isinstance(st.archive, LazyArchive)  # a change: the archive was read
+    assert _fields(st) == _fields(ref)
+    bees = tokenize("bees roof terrace")
+    assert st.bm25[Level.MID].search(bees, 3) == ref.bm25[Level.MID].search(bees, 3) != []
+    read.close()
+    built.close()

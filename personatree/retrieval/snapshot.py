@@ -100,8 +100,9 @@ def encode(state: RetrievalState) -> bytes:
     """
     graph = state.graph
     only = [k for k in state.archive if k not in graph]
+    tree = [n.id for n in graph.nodes()]
     return encode_parts(state, [signature_digest(state._sig[k]) for k in only],
-                        len(graph.index(Level.LEAF).ids))
+                        len(graph.index(Level.LEAF).ids), (tree, [signature_digest(state._sig[k]) for k in tree]))
 
 
 def restore(
@@ -164,8 +165,14 @@ def restore(
                             or not np.array_equal(p.leaf_matrix[:n_tree], tree_matrix)))):
         return False
     if fetch is not None:
-        state.archive = LazyArchive(p.archive, fetch, digests, content_version, current)
-        state._sig = {n.id: signature(n) for n in graph.nodes()}
+        # The tree's signatures stay digests until a refresh compares them (the
+        # tree is read again then): a first recall needs none.
+        levels = {n.id: n.level for n in graph.nodes()}
+        if p.tree_digests.keys() != levels.keys():
+            return False
+        tree_digests = {k: (levels[k], d) for k, d in p.tree_digests.items()}
+        state.archive = LazyArchive(p.archive, fetch, digests, content_version, current, tree_digests)
+        state._sig = {}
     else:
         archive = state.archive_source(state.archive) if state.archive_source is not None else {}
         if list(archive) != p.archive:

@@ -51,6 +51,8 @@ class Parts:
         Every archived leaf id, in archiving order.
     archive_digests : list of str
         The signature digest of each archived leaf the tree does not hold, in order.
+    tree_digests : dict of str to str
+        The signature digest of each node of the tree, in the tree's order.
     archive_row_ids : list of str
         The archived leaves with an embedding row.
     archive_matrix : ndarray
@@ -78,6 +80,7 @@ class Parts:
     turns: BM25Index
     archive: list[str]
     archive_digests: list[str]
+    tree_digests: dict[str, str]
     archive_row_ids: list[str]
     archive_matrix: np.ndarray
     leaf_ids: list[str]
@@ -91,7 +94,9 @@ def _positions(table: dict[str, int], keys: Sequence[str]) -> np.ndarray:
     return np.fromiter((table[k] for k in keys), np.int32, len(keys))
 
 
-def encode_parts(state: RetrievalState, archive_digests: list[str], tree_rows: int) -> bytes:
+def encode_parts(
+    state: RetrievalState, archive_digests: list[str], tree_rows: int, tree_digests: tuple[list[str], list[str]]
+) -> bytes:
     """The snapshot bytes of a state just built from scratch.
 
     Parameters
@@ -101,6 +106,8 @@ def encode_parts(state: RetrievalState, archive_digests: list[str], tree_rows: i
         The signature digest of each archived leaf the tree does not hold.
     tree_rows : int
         How many rows of the state's leaf matrix are the tree's.
+    tree_digests : (list of str, list of str)
+        The tree's node ids, in its order, and the signature digest of each.
 
     Returns
     -------
@@ -145,7 +152,7 @@ def encode_parts(state: RetrievalState, archive_digests: list[str], tree_rows: i
     doc: dict[str, Any] = {
         "format": FORMAT, "leaves": leaves, "turns": turns, "sessions": list(sessions),
         "dispositions": sorted(state.dispositions), "changes": sorted(state.changes),
-        "archive": archive, "archive_digests": archive_digests,
+        "archive": archive, "archive_digests": archive_digests, "tree_digests": list(tree_digests),
         "archive_rows": None if list(a_ids) == archive else list(a_ids),
         "tree_rows": tree_rows, "tree_ids": leaf.ids[:tree_rows],
         "leaf_tail": None if tail else leaf.ids[tree_rows:],
@@ -268,6 +275,7 @@ def decode_parts(data: bytes) -> Parts:
         turn_of=turn_of, turn_leaves=turn_leaves, turn_seq=turn_seq, turn_session=turn_session,
         leaf_said=leaf_said, dispositions=set(_strings(doc["dispositions"])),
         changes=set(_strings(doc["changes"])), bm25=bm25, turns=turns_ix,
+        tree_digests=dict(zip(_strings(doc["tree_digests"][0]), _strings(doc["tree_digests"][1]), strict=True)),
         archive=archive, archive_digests=_strings(doc["archive_digests"]),
         archive_row_ids=a_ids, archive_matrix=a_matrix, leaf_ids=leaf_ids, leaf_matrix=matrix,
         tree_rows=tree_rows, row_facts=_row_facts(a, at, side, sess, sessions, len(leaf_ids)),

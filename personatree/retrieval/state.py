@@ -31,7 +31,7 @@ from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition
 from ..timeline import said_at
-from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures
+from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures, settled_signatures
 from .packed_maps import PackedMap
 from .node_text import extra_text as _extra_text, node_doc_tokens, signature, turn_key
 from .lexical import BM25Index, date_tokens, tokenize
@@ -156,12 +156,19 @@ class RetrievalState:
         lazy = self.archive
         assert isinstance(lazy, LazyArchive)
         tree = {n.id: signature(n) for n in graph.nodes()}
-        if lazy.unchanged() and all(self._sig.get(k) == v for k, v in tree.items()) and len(tree) == len(self._sig):
+        # The tree's signatures, when the snapshot gave only their digests, from the tree now.
+        held = self._sig if lazy.tree_digests is None else settled_signatures(lazy.tree_digests, tree.get)
+        if lazy.unchanged() and all(held.get(k) == v for k, v in tree.items()) and len(tree) == len(held):
+            self._sig, lazy.tree_digests = held, None
             self.graph = graph
             self._rebuild_structure(graph)
             self.version = version
             return True
         current = lazy.read_all()
+        if lazy.tree_digests is not None:  # a node of the tree then may be archived now
+            self._sig = settled_signatures(
+                lazy.tree_digests, lambda k: tree.get(k) or (signature(current[k]) if k in current else None))
+            lazy.tree_digests = None
         self._sig.update(refreshed_signatures(lazy, graph, current, signature))
         self.archive = {k: current[k] for k in lazy.ids if k in current}
         if len(self.archive) != len(lazy.ids):
