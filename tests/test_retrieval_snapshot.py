@@ -54,12 +54,15 @@ def _state(tree: PersonaTree) -> RetrievalState:
 
 
 def _sigs(st: RetrievalState) -> list[tuple[str, Any]]:
-    # A state read back holds the signatures of the archived leaves the tree does not
-    # hold as digests, until a change makes it read the archive.
+    # A state read back holds the signatures of the tree and of the archived leaves
+    # the tree does not hold as digests, until a refresh settles them (the archive's
+    # when a change makes it read the archive): compared as digests, in order.
     if isinstance(st.archive, LazyArchive):
-        return list(st._sig.items()) + [(k, ("digest", d)) for k, d in st.archive.digests.items()]
-    return [(k, ("digest", signature_digest(v)) if k in st.archive and k not in st.graph else v)
-            for k, v in st._sig.items()]
+        tree = ([(k, (lv, d)) for k, (lv, d) in st.archive.tree_digests.items()]
+                if st.archive.tree_digests is not None else
+                [(k, (v[0], signature_digest(v))) for k, v in st._sig.items()])  # type: ignore[index]
+        return tree + [(k, (Level.LEAF, d)) for k, d in st.archive.digests.items()]
+    return [(k, (v[0], signature_digest(v))) for k, v in st._sig.items()]  # type: ignore[index]
 
 
 def _fields(st: RetrievalState) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequenc
 from ..types import Level, Node
 
 __all__ = [
-    "ArchiveChanged", "LazyArchive", "LazyNodes", "ArchiveFetch", "signature_digest", "store_fetch", "refreshed_signatures", "CHANGED",
+    "ArchiveChanged", "LazyArchive", "LazyNodes", "ArchiveFetch", "signature_digest", "store_fetch", "refreshed_signatures",
+    "settled_signatures", "CHANGED",
 ]
 
 #: Reads archived leaves of one user by id (all of them when ``None``); unknown ids
@@ -33,7 +34,8 @@ ArchiveFetch = Callable[[Sequence[str] | None], list[Node]]
 
 #: The signature of an archived leaf that a later commit removed or replaced: equal
 #: to no signature, so a refresh drops the leaf and indexes whatever now has its id.
-CHANGED: Hashable = (Level.LEAF, "\x00changed")
+_CHANGED_TEXT = "\x00changed"
+CHANGED: Hashable = (Level.LEAF, _CHANGED_TEXT)
 
 
 class ArchiveChanged(KeyError):
@@ -112,11 +114,36 @@ def refreshed_signatures(
     -------
     dict of str to signature
     """
-    out: dict[str, Hashable] = {}
-    for nid, digest in lazy.digests.items():
+    def now(nid: str) -> Hashable | None:
         node = graph.node(nid) if nid in graph else current.get(nid)
-        sig = signature(node) if node is not None else None
-        out[nid] = sig if sig is not None and signature_digest(sig) == digest else CHANGED
+        return signature(node) if node is not None else None
+
+    return settled_signatures({nid: (Level.LEAF, d) for nid, d in lazy.digests.items()}, now)
+
+
+def settled_signatures(
+    digests: Mapping[str, tuple[Level, str]], now: Callable[[str], Hashable | None]
+) -> dict[str, Hashable]:
+    """Signatures kept as digests, recovered from the nodes that have their ids now (pure).
+
+    Parameters
+    ----------
+    digests : mapping of str to (Level, str)
+        Each node's level and :func:`signature_digest` when the digest was taken.
+    now : callable
+        Node id → the signature of the node that has the id now (``None``: none has).
+
+    Returns
+    -------
+    dict of str to signature
+        In the order of ``digests``: the signature now where its digest is the one
+        kept, else one equal to no signature, of the node's level then (what a refresh
+        drops the node by, as it would by the signature it held).
+    """
+    out: dict[str, Hashable] = {}
+    for nid, (level, digest) in digests.items():
+        sig = now(nid)
+        out[nid] = sig if sig is not None and signature_digest(sig) == digest else (level, _CHANGED_TEXT)
     return out
 
 
@@ -137,6 +164,10 @@ class LazyArchive(Mapping[str, Node]):
     current : callable, optional
         Reads the user's content version now; without it every later version counts
         as a change.
+    tree_digests : mapping of str to (Level, str), optional
+        The level and signature digest of each node of the tree at the snapshot, when
+        the state holds the tree's signatures only so (see :func:`settled_signatures`);
+        the first refresh settles them and sets this to ``None``.
     """
 
     def __init__(
@@ -146,7 +177,9 @@ class LazyArchive(Mapping[str, Node]):
         digests: Mapping[str, str],
         content_version: int | None,
         current: Callable[[], int | None] | None = None,
+        tree_digests: Mapping[str, tuple[Level, str]] | None = None,
     ) -> None:
+        self.tree_digests = tree_digests
         self.ids = list(ids)
         self._known = frozenset(self.ids)
         self._fetch = fetch
@@ -232,9 +265,12 @@ class LazyNodes(dict[str, Node]):
     def __init__(self, tree: Iterable[Node], archive: LazyArchive) -> None:
         super().__init__((n.id, n) for n in tree)
         self.archive = archive
-        self._extra = [k for k in archive.ids if not dict.__contains__(self, k)]
-        self._extra_set = frozenset(self._extra)
-        self._total = dict.__len__(self) + len(self._extra)
+        # An archived id this dict does not hold is an archived leaf the tree does not
+        # hold (the tree's are all held from the start): the archive's own id set
+        # answers for them, without a set of its own per state.
+        self._extra_set = archive._known
+        both = len(archive._known.intersection(dict.keys(self)))  # type: ignore[arg-type]
+        self._total = dict.__len__(self) + len(archive.ids) - both
 
     def __missing__(self, key: str) -> Node:
         if key not in self._extra_set:
@@ -271,7 +307,7 @@ class LazyNodes(dict[str, Node]):
                     dict.__setitem__(self, k, node)
 
     def _all(self) -> None:
-        self.prefetch(self._extra)
+        self.prefetch([k for k in self.archive.ids if not dict.__contains__(self, k)])
 
     def __iter__(self) -> Iterator[str]:
         self._all()

@@ -74,9 +74,9 @@ def lexical_snapshot(state: RetrievalState) -> dict[str, Any]:
     for key, lv in _CLAIMS:
         out[key] = state.bm25[lv].documents()
     out["turns"] = state.turns.documents()
-    out["turn_leaves"] = state.turn_leaves
-    out["turn_seq"] = state.turn_seq
-    out["turn_session"] = state.turn_session
+    out["turn_leaves"] = dict(state.turn_leaves)
+    out["turn_seq"] = dict(state.turn_seq)
+    out["turn_session"] = dict(state.turn_session)
     out["dispositions"] = sorted(state.dispositions)
     out["changes"] = sorted(state.changes)
     out["said"] = {k: list(v) for k, v in state.leaf_said.items()}

@@ -199,6 +199,9 @@ class BM25Index:
         self._post: dict[str, dict[int, int]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._total = 0
+        # Postings read from a packed snapshot and not turned into dicts yet: term →
+        # its slice of one rows array and one counts array (see from_packed).
+        self._packed: tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self._row)
@@ -219,6 +222,7 @@ class BM25Index:
             What :meth:`from_parts` reads back into an identical index (same rows,
             so the same scores and the same order of ties).
         """
+        self._unpack()
         n = len(self._ids)
         return {
             "k1": self.k1, "b": self.b, "ids": self._ids, "free": self._free, "total": self._total,
@@ -255,10 +259,90 @@ class BM25Index:
         ix._terms = None
         return ix
 
+    def packed(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The index as a small document and a few flat arrays, for a binary snapshot.
+
+        Returns
+        -------
+        (dict, dict of str to ndarray)
+            ``k1``, ``b``, the row ids, free rows, total length and the terms; and
+            the row lengths (``dl``) with every term's postings laid end to end
+            (``rows``, ``tf``, and ``offsets`` into them, one more than the terms).
+            :meth:`from_packed` reads them back into an index identical to this one.
+        """
+        self._unpack()
+        n = len(self._ids)
+        terms = list(self._post)
+        sizes = np.fromiter((len(p) for p in self._post.values()), np.int64, len(terms))
+        offsets = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        total = int(offsets[-1])
+        rows = np.fromiter((r for p in self._post.values() for r in p), np.int64, total)
+        tf = np.fromiter((c for p in self._post.values() for c in p.values()), np.float32, total)
+        doc = {"k1": self.k1, "b": self.b, "ids": self._ids, "free": self._free, "total": self._total,
+               "terms": terms}
+        return doc, {"dl": self._dl[:n].copy(), "offsets": offsets, "rows": rows, "tf": tf}
+
+    @classmethod
+    def from_packed(cls, doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> "BM25Index":
+        """The index :meth:`packed` described; its postings stay in the arrays until it changes.
+
+        A recall reads the postings of its few query terms only, so a term's
+        postings become a dict (what :meth:`add` and :meth:`remove` update) only
+        when the index first changes.
+
+        Raises
+        ------
+        ValueError, TypeError, KeyError
+            A document and arrays that do not describe a consistent index.
+        """
+        ix = cls(float(doc["k1"]), float(doc["b"]))
+        ids: list[str | None] = doc["ids"]
+        if not isinstance(ids, list) or not set(map(type, ids)) <= {str, type(None)}:
+            raise ValueError("row ids must be text or null")
+        dl, offsets, rows, tf = arrays["dl"], arrays["offsets"], arrays["rows"], arrays["tf"]
+        terms = [str(t) for t in doc["terms"]]
+        if (dl.shape != (len(ids),) or offsets.shape != (len(terms) + 1,) or rows.shape != tf.shape
+                or rows.ndim != 1):
+            raise ValueError("packed arrays of the wrong shape")
+        if offsets.size and (offsets[0] != 0 or offsets[-1] != rows.size or np.any(np.diff(offsets) < 1)):
+            raise ValueError("postings offsets out of order")
+        if rows.size and (rows.min() < 0 or rows.max() >= len(ids)):
+            raise ValueError("a posting names no row")
+        ix._ids = ids
+        rows_of: dict[str | None, int] = dict(zip(ids, range(len(ids))))
+        rows_of.pop(None, None)  # free rows
+        ix._row = rows_of  # type: ignore[assignment]  # only text keys are left
+        ix._free = [int(r) for r in doc["free"]]
+        if len(ix._row) + len(ix._free) != len(ids) or len(set(terms)) != len(terms):
+            raise ValueError("every row is a document or free, every term listed once")
+        size = 64
+        while size < len(ids):
+            size *= 2
+        ix._dl = np.zeros(size, dtype=np.float32)
+        ix._dl[: len(ids)] = dl
+        ix._total = int(doc["total"])
+        ix._post = {}
+        ix._packed = ({t: i for i, t in enumerate(terms)}, offsets, rows, tf)
+        ix._terms = None
+        return ix
+
+    def _unpack(self) -> None:
+        # The packed postings as the dicts add() and remove() update, in term order.
+        if self._packed is None:
+            return
+        index, offsets, rows, tf = self._packed
+        self._packed = None
+        bounds = offsets.tolist()
+        all_rows, all_tf = rows.tolist(), tf.astype(np.int64).tolist()
+        self._post = {t: dict(zip(all_rows[bounds[i]:bounds[i + 1]], all_tf[bounds[i]:bounds[i + 1]]))
+                      for t, i in index.items()}
+
     def _term_rows(self) -> list[Counter[str] | None]:
         # Each row's term counts; inverted from the postings the first time an index
         # read from a snapshot changes (a first recall never needs them).
         if self._terms is None:
+            self._unpack()
             terms: list[Counter[str] | None] = [None] * len(self._ids)
             for t, post in self._post.items():
                 for row, c in post.items():
@@ -320,6 +404,14 @@ class BM25Index:
 
     def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         arr = self._arrays.get(term)
+        if arr is None and self._packed is not None:
+            index, offsets, rows, tf = self._packed
+            i = index.get(term)
+            if i is None:
+                return None
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            arr = self._arrays[term] = (rows[lo:hi], tf[lo:hi])
+            return arr
         if arr is None:
             post = self._post.get(term)
             if not post:

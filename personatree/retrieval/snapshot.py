@@ -3,9 +3,9 @@
 Building a user's state node by node and turn by turn (signatures, stance and
 change cues, the turn index and its BM25 inserts) is most of a first recall in a new
 process. What it produces depends only on the user's data at one store version and
-on the code that analysed it, so a freshly built state is encoded here (one orjson
-document of plain lists: BM25 postings, turn maps, the cues' results) and kept in the
-store's ``retrieval_snapshots`` (see :mod:`personatree.store.snapshots`) with that
+on the code that analysed it, so a freshly built state is encoded here (its turn
+maps, BM25 postings, the cues' results, when each leaf was said and the whole leaf
+matrix, mostly as flat arrays: :mod:`.snapshot_codec`) and kept in the store's ``retrieval_snapshots`` (see :mod:`personatree.store.snapshots`) with that
 version and a :func:`fingerprint` of the code.
 
 It is never served stale: it is used only when its version is the user's current
@@ -14,41 +14,35 @@ in the same transaction; and on reading, its leaf, mid and root ids must be exac
 the ones the loaded tree and archive hold, or the state is built again. Only a state
 built from scratch is written (never one refreshed incrementally), so a state read
 back is identical to the one a fresh build would make, ties included. The tree is
-still read from its tables; of the archive the snapshot keeps the ids, the embedding
-rows (raw float32 after the document, read back as one array) and a digest of each
-leaf's signature, and the leaves themselves are read by id when a recall needs them
-(:mod:`.lazy_archive`).
+still read from its tables (and its leaf rows must equal the snapshot's); of the
+archive the snapshot keeps the ids, the embedding rows and a digest of each leaf's
+signature, and the leaves themselves are read by id when a recall needs them
+(:mod:`.lazy_archive`). What the first search over the leaves derives from when each
+leaf was said (``retrieval.updates.LeafFacts``) comes from the same arrays. A
+snapshot of another format (its magic and format tag) is never read: it is rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
-import struct
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, cast
 
 import numpy as np
-import orjson
 
 from ..graph import MemoryGraph
 from ..types import Level
 from .lazy_archive import ArchiveFetch, LazyArchive, signature_digest
 from .lexical import BM25Index
-from .state import RetrievalState, signature
+from .snapshot_codec import decode_parts, encode_parts
+from .state import LevelArrays, RetrievalState, signature
 from .turn_memo import fingerprint as analysis_fingerprint
+from .updates import LeafFacts
 
 __all__ = ["Snapshots", "encode", "fingerprint", "restore", "store_snapshots"]
-
-#: Bumped when what a snapshot holds changes shape.
-_FORMAT = "2"
-#: A snapshot is this magic, the length of its JSON document (8 bytes, little-endian),
-#: the document, zero padding to a multiple of 16 bytes, then the archive's embedding
-#: rows as raw float32: read back as one array without decoding a leaf.
-_MAGIC = b"PTS2"
-_HEAD = struct.Struct("<4sQ")
 
 # The modules whose code decides what a built state holds: the state itself, the
 # lexical analysis, the cues (personatree.text, the lexicons), stances and times.
@@ -56,7 +50,8 @@ _MODULES = (
     "personatree.retrieval.state", "personatree.retrieval.lexical", "personatree.retrieval.turn_memo",
     "personatree.retrieval.snapshot", "personatree.stance", "personatree.timeline", "personatree.types",
     "personatree.lexicons", "personatree.graph", "personatree.text", "personatree.retrieval.node_text",
-    "personatree.retrieval.lazy_archive",
+    "personatree.retrieval.lazy_archive", "personatree.retrieval.snapshot_codec",
+    "personatree.retrieval.snapshot_layout",
 )
 
 
@@ -70,7 +65,9 @@ def fingerprint() -> str | None:
     snapshots are rebuilt rather than trusted. Without readable sources (a frozen
     build), snapshots are not used at all.
     """
-    h = hashlib.blake2b(f"{_FORMAT}\x1f{analysis_fingerprint()}".encode(), digest_size=16)
+    from .snapshot_codec import FORMAT
+
+    h = hashlib.blake2b(f"{FORMAT}\x1f{analysis_fingerprint()}".encode(), digest_size=16)
     for name in _MODULES:
         module = sys.modules.get(name)
         origin = getattr(module, "__file__", None)
@@ -101,46 +98,11 @@ def encode(state: RetrievalState) -> bytes:
     -------
     bytes
     """
-    said = state.leaf_said
     graph = state.graph
     only = [k for k in state.archive if k not in graph]
-    rows = state._archive_rows
-    row_ids, matrix = rows if rows is not None else ([], np.zeros((0, 0), np.float32))
-    doc = orjson.dumps({
-        "format": _FORMAT,
-        "turn_of": [list(state.turn_of), list(state.turn_of.values())],
-        "turn_leaves": state.turn_leaves,
-        "turn_seq": state.turn_seq,
-        "turn_session": [list(state.turn_session), list(state.turn_session.values())],
-        "dispositions": sorted(state.dispositions),
-        "changes": sorted(state.changes),
-        "said": [list(said), [s[0] for s in said.values()], [s[1] for s in said.values()],
-                 [s[2] for s in said.values()]],
-        "mid": state.bm25[Level.MID].parts(),
-        "root": state.bm25[Level.ROOT].parts(),
-        "turns": state.turns.parts(),
-        "archive": list(state.archive),
-        "archive_digests": [signature_digest(state._sig[k]) for k in only],
-        "archive_rows": [list(row_ids), int(matrix.shape[1]) if matrix.ndim == 2 else 0],
-    })
-    head = _HEAD.pack(_MAGIC, len(doc))
-    pad = b"\0" * (-(len(head) + len(doc)) % 16)
-    return b"".join((head, doc, pad, np.ascontiguousarray(matrix, dtype=np.float32).tobytes()))
-
-
-def _split(data: bytes) -> tuple[Any, np.ndarray]:
-    # The document and the archive's rows (a read-only view over ``data``).
-    magic, size = _HEAD.unpack_from(data)
-    if magic != _MAGIC:
-        raise ValueError("not a snapshot")
-    start = _HEAD.size
-    doc = orjson.loads(memoryview(data)[start:start + size])
-    offset = start + size + (-(start + size) % 16)
-    ids, dim = doc["archive_rows"]
-    rows = np.frombuffer(data, dtype=np.float32, offset=offset)
-    if rows.size != len(ids) * int(dim):
-        raise ValueError("archive rows of the wrong size")
-    return doc, rows.reshape(len(ids), int(dim))
+    tree = [n.id for n in graph.nodes()]
+    return encode_parts(state, [signature_digest(state._sig[k]) for k in only],
+                        len(graph.index(Level.LEAF).ids), (tree, [signature_digest(state._sig[k]) for k in tree]))
 
 
 def restore(
@@ -176,59 +138,72 @@ def restore(
     Returns
     -------
     bool
-        Whether the state was filled. ``False`` (the snapshot is unreadable or does
-        not hold exactly the tree's and archive's nodes) leaves the state empty, and
-        the caller builds it.
+        Whether the state was filled. ``False`` (the snapshot is unreadable, of
+        another format, or does not hold exactly the tree's and archive's nodes)
+        leaves the state empty, and the caller builds it.
     """
-    try:
-        d, rows = _split(data)
-        if d.get("format") != _FORMAT:
-            return False
-        turn_of = dict(zip(d["turn_of"][0], d["turn_of"][1], strict=True))
-        bm25 = {Level.MID: BM25Index.from_parts(d["mid"]), Level.ROOT: BM25Index.from_parts(d["root"])}
-        turns = BM25Index.from_parts(d["turns"])
-        ids, at, side, sess = d["said"]
-        leaf_said = dict(zip(ids, zip(at, side, sess, strict=True), strict=True))
-        turn_session = dict(zip(d["turn_session"][0], d["turn_session"][1], strict=True))
-        turn_leaves, turn_seq = d["turn_leaves"], d["turn_seq"]
-        archive_ids = [str(x) for x in d["archive"]]
-        only = [k for k in archive_ids if k not in graph]
-        digests = dict(zip(only, d["archive_digests"], strict=True))
-        row_ids = [str(x) for x in d["archive_rows"][0]]
-    except (ValueError, TypeError, KeyError, struct.error):
-        return False
     by_level: dict[Level, set[str]] = {lv: set() for lv in Level}
     for n in graph.nodes():
         by_level[n.level].add(n.id)
+    tree = by_level[Level.LEAF] | by_level[Level.MID] | by_level[Level.ROOT]
+    try:
+        p = decode_parts(data)
+        only = [k for k in p.archive if k not in tree]
+        digests = dict(zip(only, p.archive_digests, strict=True))
+    except (ValueError, TypeError, KeyError, IndexError):
+        return False
     by_level[Level.LEAF].update(only)  # archived nodes are leaves
-    if (turn_of.keys() != by_level[Level.LEAF] or leaf_said.keys() != by_level[Level.LEAF]
-            or bm25[Level.MID].doc_ids() != by_level[Level.MID]
-            or bm25[Level.ROOT].doc_ids() != by_level[Level.ROOT]
-            or turns.doc_ids() != turn_leaves.keys() or not set(row_ids) <= set(archive_ids)):
+    tree_leaves = graph.index(Level.LEAF)
+    tree_matrix = tree_leaves.matrix
+    n_tree = p.tree_rows
+    if (p.turn_of.key_set() != by_level[Level.LEAF] or p.leaf_said.key_set() != by_level[Level.LEAF]
+            or p.bm25[Level.MID].doc_ids() != by_level[Level.MID]
+            or p.bm25[Level.ROOT].doc_ids() != by_level[Level.ROOT]
+            or p.turns.doc_ids() != p.turn_leaves.key_set() or not set(p.archive_row_ids) <= set(p.archive)
+            or p.leaf_ids[:n_tree] != tree_leaves.ids
+            or (n_tree and (p.leaf_matrix.shape[1:] != tree_matrix.shape[1:]
+                            or not np.array_equal(p.leaf_matrix[:n_tree], tree_matrix)))):
         return False
     if fetch is not None:
-        state.archive = LazyArchive(archive_ids, fetch, digests, content_version, current)
-        state._sig = {n.id: signature(n) for n in graph.nodes()}
+        # The tree's signatures stay digests until a refresh compares them (the
+        # tree is read again then): a first recall needs none.
+        levels = {n.id: n.level for n in graph.nodes()}
+        if p.tree_digests.keys() != levels.keys():
+            return False
+        tree_digests = {k: (levels[k], d) for k, d in p.tree_digests.items()}
+        state.archive = LazyArchive(p.archive, fetch, digests, content_version, current, tree_digests)
+        state._sig = {}
     else:
         archive = state.archive_source(state.archive) if state.archive_source is not None else {}
-        if list(archive) != archive_ids:
+        if list(archive) != p.archive:
             return False
         state.archive = archive
         state._sig = {n.id: signature(n) for n in state._every(graph)}
-    state._archive_rows = (row_ids, rows) if archive_ids else None
-    state.turn_of, state.turn_leaves, state.turn_seq = turn_of, turn_leaves, turn_seq
-    state.dispositions, state.changes = set(d["dispositions"]), set(d["changes"])
-    # orjson reads back exactly the float, int and str each entry was written with.
-    state.leaf_said = leaf_said
-    state.bm25, state.turns = bm25, turns
-    state.turn_session = turn_session
-    state.session_turns = {}
-    for tk, s in turn_session.items():
-        state.session_turns.setdefault(s, set()).add(tk)
+    state._archive_rows = (p.archive_row_ids, p.archive_matrix) if p.archive else None
+    # Read-only views until the state first updates them (RetrievalState.own_maps).
+    state.turn_of, state.turn_leaves = cast(dict, p.turn_of), cast(dict, p.turn_leaves)
+    state.turn_seq, state.turn_session = cast(dict, p.turn_seq), cast(dict, p.turn_session)
+    state.leaf_said, state.session_turns = cast(dict, p.leaf_said), cast(dict, p.session_turns)
+    state.dispositions, state.changes = p.dispositions, p.changes
+    state.bm25, state.turns = p.bm25, p.turns
     state.graph = graph
-    state._rebuild_structure(graph)
+    # The leaf level as the build laid it out (the tree's rows, then the archive's),
+    # read from the snapshot rather than stacked again.
+    leaf = LevelArrays(p.leaf_ids, p.leaf_matrix, {x: i for i, x in enumerate(p.leaf_ids)})
+    state._rebuild_structure(graph, leaf)
+    state.updates_memo = (leaf, _facts(state, p.row_facts))
     state.version = version
     return True
+
+
+def _facts(state: RetrievalState, rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> LeafFacts:
+    # What retrieval.updates.leaf_facts computes leaf by leaf, from the snapshot's
+    # arrays: the same times and sides, and session codes equal exactly where the
+    # sessions are (a leaf without one, or a row without a leaf, equal to no other).
+    at, side, gone, session = rows
+    change = np.zeros(at.shape[0], bool)
+    change[state.change_rows] = True
+    return LeafFacts(at, side, change, gone, session)
 
 
 @dataclass(frozen=True, slots=True)

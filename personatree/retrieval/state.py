@@ -31,7 +31,8 @@ from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition
 from ..timeline import said_at
-from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures
+from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures, settled_signatures
+from .packed_maps import PackedMap
 from .node_text import extra_text as _extra_text, node_doc_tokens, signature, turn_key
 from .lexical import BM25Index, date_tokens, tokenize
 from .scenes import scene_of
@@ -39,16 +40,8 @@ from .turn_memo import TurnDocument, TurnMemo, turn_digest
 from ..engine.sources import ArchiveSource, TurnSource, TurnText, store_archive, store_turn_text
 
 __all__ = [
-    "LevelArrays",
-    "RetrievalState",
-    "TurnSource",
-    "TurnText",
-    "ArchiveSource",
-    "store_archive",
-    "turn_key",
-    "node_doc_tokens",
-    "store_turn_text",
-    "state_for",
+    "LevelArrays", "RetrievalState", "TurnSource", "TurnText", "ArchiveSource", "store_archive", "turn_key",
+    "node_doc_tokens", "store_turn_text", "state_for",
 ]
 
 
@@ -134,6 +127,7 @@ class RetrievalState:
         if isinstance(self.archive, LazyArchive):
             if self._lazy_refresh(graph, version):
                 return self
+        self.own_maps()
         self.graph = graph
         if self.archive_source is not None:
             archive = self.archive_source(self.archive)
@@ -162,17 +156,31 @@ class RetrievalState:
         lazy = self.archive
         assert isinstance(lazy, LazyArchive)
         tree = {n.id: signature(n) for n in graph.nodes()}
-        if lazy.unchanged() and all(self._sig.get(k) == v for k, v in tree.items()) and len(tree) == len(self._sig):
+        # The tree's signatures, when the snapshot gave only their digests, from the tree now.
+        held = self._sig if lazy.tree_digests is None else settled_signatures(lazy.tree_digests, tree.get)
+        if lazy.unchanged() and all(held.get(k) == v for k, v in tree.items()) and len(tree) == len(held):
+            self._sig, lazy.tree_digests = held, None
             self.graph = graph
             self._rebuild_structure(graph)
             self.version = version
             return True
         current = lazy.read_all()
+        if lazy.tree_digests is not None:  # a node of the tree then may be archived now
+            self._sig = settled_signatures(
+                lazy.tree_digests, lambda k: tree.get(k) or (signature(current[k]) if k in current else None))
+            lazy.tree_digests = None
         self._sig.update(refreshed_signatures(lazy, graph, current, signature))
         self.archive = {k: current[k] for k in lazy.ids if k in current}
         if len(self.archive) != len(lazy.ids):
             self._archive_rows = None
         return False
+
+    def own_maps(self) -> None:
+        """Turn the maps read from a snapshot (read-only views) into dicts, to update them."""
+        for name in ("turn_of", "turn_leaves", "turn_seq", "turn_session", "leaf_said", "session_turns"):
+            held = getattr(self, name)
+            if isinstance(held, PackedMap):
+                setattr(self, name, held.as_dict())
 
     def prefetch(self, ids: Iterable[str]) -> None:
         """Read, in one store read, the archived leaves among ``ids`` not read yet.
@@ -324,8 +332,9 @@ class RetrievalState:
         else:
             self.bm25[n.level].add(n.id, node_doc_tokens(n))
 
-    def _rebuild_structure(self, graph: MemoryGraph) -> None:
+    def _rebuild_structure(self, graph: MemoryGraph, leaf: LevelArrays | None = None) -> None:
         # O(n) per version change: cheap next to one embedding call, and never per query.
+        # ``leaf``: the leaf level's rows when already laid out (a snapshot's).
         if isinstance(self.archive, LazyArchive):
             self.nodes = LazyNodes(graph.nodes(), self.archive)
         else:
@@ -335,7 +344,7 @@ class RetrievalState:
         for e in graph.edges(EdgeKind.SUPPORT):
             self.parent[e.src] = e.dst
             self.children.setdefault(e.dst, []).append(e.src)
-        self._rebuild_rows(graph)
+        self._rebuild_rows(graph, leaf)
 
     def _patch_structure(self, graph: MemoryGraph, ids: list[str]) -> None:
         # Only ``ids`` were added, removed or edited: re-attach just those (a hot
@@ -377,13 +386,16 @@ class RetrievalState:
             if not kids:
                 del self.children[parent]
 
-    def _rebuild_rows(self, graph: MemoryGraph) -> None:
+    def _rebuild_rows(self, graph: MemoryGraph, leaf: LevelArrays | None = None) -> None:
         # Row maps of the embedding matrices and what hangs off them: O(n) but numpy-
         # and dict-bound, no graph walk.
         if len(self.line_cache) > 4 * len(self.nodes) + 1024:
             self.line_cache.clear()  # keyed by line inputs, so stale keys only cost memory
         self.arrays = {}
         for lv in Level:
+            if lv is Level.LEAF and leaf is not None:
+                self.arrays[lv] = leaf
+                continue
             ix = graph.index(lv)
             ids, matrix = ix.ids, ix.matrix
             if lv is Level.LEAF and self.archive:

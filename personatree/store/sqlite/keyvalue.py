@@ -138,9 +138,16 @@ class SQLiteKeyValue(SQLiteConnection):
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
             row = conn.execute(
-                "SELECT version, fingerprint, data FROM retrieval_snapshots WHERE user_id = ?", (user_id,)
+                "SELECT rowid, version, fingerprint FROM retrieval_snapshots WHERE user_id = ?", (user_id,)
             ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]), bytes(row[2]))
+            if row is None:
+                return None
+            # Read through the blob interface, in the same read transaction: a selected
+            # blob is assembled once by SQLite and copied again into Python's bytes,
+            # and a snapshot is tens of megabytes.
+            with conn.blobopen("retrieval_snapshots", "data", int(row[0]), readonly=True) as blob:
+                data = blob.read()
+        return int(row[1]), str(row[2]), data
 
     def put_retrieval_snapshot(self, user_id: str, version: int, fingerprint: str, data: bytes) -> bool:
         """Write (or replace) the user's retrieval snapshot, if the user is still at ``version``.
