@@ -79,3 +79,25 @@ def test_reads_with_the_offline_judge_do_not_import_litellm(tmp_path: Path) -> N
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["tokens"] > 0
     assert report["litellm"] == []
+
+
+def test_a_line_counted_for_one_model_is_counted_again_for_another() -> None:
+    # Recall caches each rendered line's token counts in the user's state; a recall for
+    # another model (``model=``) must count with its own tokenizer, not reuse them.
+    from datetime import datetime, timezone
+
+    from personatree.graph import MemoryGraph
+    from personatree.retrieval.options import _line
+    from personatree.retrieval.state import RetrievalState
+    from personatree.retrieval.tokens import WordCounter
+    from personatree.types import Level, Node
+
+    class Double(WordCounter):
+        def count(self, text: str) -> int:
+            return 2 * super().count(text)
+
+    at = datetime(2024, 3, 2, tzinfo=timezone.utc)
+    node = Node("l1", "sam", Level.LEAF, "event", "We walked along the river after dinner.", {}, at, at, 0.4)
+    state = RetrievalState(MemoryGraph("sam"))
+    one, two = _line(state, node, 0.6, WordCounter()), _line(state, node, 0.6, Double())
+    assert two[1] == 2 * one[1] and two[2] == 2 * one[2]

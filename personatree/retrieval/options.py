@@ -150,6 +150,7 @@ def _line(
     """(line, tokens on its own, tokens nested, date) for a node, cached per line inputs."""
     change = (tl.since, tl.support_first, tl.support_last) if tl is not None and tl.changed else None
     key = (
+        _counted_by(counter),
         node.id,
         round(conf, 2),
         node.content,
@@ -171,6 +172,13 @@ def _line(
         nested = counter.count(f"  - {inline}\n")
         hit = state.line_cache[key] = (line, own, nested, date)
     return hit
+
+
+def _counted_by(counter: TokenCounter) -> object:
+    # Counts depend on the tokenizer: recalls for another model (``model=``) must not
+    # reuse them. Counters of one model count alike; any other is itself.
+    model = getattr(counter, "model", None)
+    return (type(counter), model) if isinstance(model, str) else (type(counter), id(counter))
 
 
 def _carry(ctx: RecallContext, n: Node) -> Carry:
