@@ -23,6 +23,7 @@ from ..ports import TokenCounter
 from ..schema import SchemaRegistry
 from ..types import Level, Route
 from .changes import newest_stance
+from .margin import evidence_rate
 from .options import RecallContext, expand, option, relevance
 from .packing import PackResult, Step, pack
 from .render import CLAIMS_HEADER, EVIDENCE_HEADER, Layout, date_header, layout, render_text
@@ -91,6 +92,9 @@ def recall_state(
     ctx = RecallContext(
         state, registry, counter, now, cfg, allowed, fit, wanted, personal, named, scored, cosines
     )
+    # How much the router believes the question asks for evidence, relative to the
+    # level it asks for most (1 for an evidence route).
+    ctx.evidence_need = level_fit(route, Level.LEAF, 0.0)
     # Contradicted claims carry their latest contradiction (and, when it changed the
     # claim, what was said around it); the newest stance of a changed pattern is worth
     # at least the older statements it supersedes. Both need leaves to be shown.
@@ -165,6 +169,12 @@ def _pack_and_render(
 ) -> _Packed:
     """Pack within ``room`` tokens, then render; drop steps until the text fits ``budget``."""
     cfg, state = ctx.cfg, ctx.state
+    # A claim line shows no evidence: it takes room only when worth more per token
+    # than the evidence it would push out of this budget, as far as the question
+    # asks for evidence (an event, a time, a fact of one episode) rather than for
+    # what the person is like.
+    evidence = [(o.value, o.tokens, o.groups) for x in seeds if (o := ctx.options[x]).rank == 0]
+    claim_rate = ctx.evidence_need * evidence_rate(evidence, room, headers)
     result = pack(
         ctx.options,
         partial(expand, ctx),
@@ -173,6 +183,7 @@ def _pack_and_render(
         expand_k=cfg.expand_k,
         seeds=seeds,
         group_tokens=headers,
+        claim_rate=claim_rate,
     )
     taken = list(result.taken)
     value = {k: o.value for k, o in ctx.options.items()}

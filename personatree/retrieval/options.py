@@ -76,6 +76,10 @@ class RecallContext:
         The inverse: the later statement that changes each earlier one. An earlier
         statement carries it, so an old habit never reaches the context without the
         statement that ended it.
+    evidence_need : float
+        The router's probability of the evidence level relative to its most
+        probable level (1 under an evidence route): how much of the evidence a
+        claim line would displace the question needs (:mod:`.margin`).
     """
 
     state: RetrievalState
@@ -104,6 +108,7 @@ class RecallContext:
     wanted_of: dict[str, float] = field(default_factory=dict)
     rel_cache: dict[str, float] = field(default_factory=dict)
     carried_tokens: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    evidence_need: float = 1.0
 
     @property
     def show_leaves(self) -> bool:

@@ -17,6 +17,12 @@ too, and takes them with it. When a node and its companions do not fit together,
 the node is not shown on its own: its companions are offered instead, as a step of
 their own (a dated statement of the newer stance is safer for an agent to act on
 than a claim it contradicts, shown without it).
+
+A claim line names no evidence of its own, so the tokens of a step that shows a
+claim (its line, what it carries, its header) may be priced at a higher rate than
+λ: ``claim_rate``, the value per token of the evidence it would push out of a full
+budget (:mod:`personatree.retrieval.margin`). A claim then takes budget only when
+it is worth more, per token, than that evidence.
 """
 
 from __future__ import annotations
@@ -128,6 +134,7 @@ def pack(
     seeds: Sequence[str] | None = None,
     group_tokens: Mapping[str, int] | None = None,
     max_left_out: int = 20,
+    claim_rate: float = 0.0,
 ) -> PackResult:
     """Choose views under a token budget.
 
@@ -153,12 +160,15 @@ def pack(
         Header cost per group name (see :attr:`Option.groups`); unknown groups cost 0.
     max_left_out : int
         How many left-out steps to report.
+    claim_rate : float
+        Utility cost per token of a step that shows a claim (an option of rank > 0),
+        when higher than ``lam``.
 
     Returns
     -------
     PackResult
     """
-    packer = _Packer(options, children, lam, expand_k, dict(group_tokens or {}))
+    packer = _Packer(options, children, lam, expand_k, dict(group_tokens or {}), max(lam, claim_rate))
     return packer.run(seeds if seeds is not None else list(options), budget, max_left_out)
 
 
@@ -176,10 +186,12 @@ class _Packer:
         lam: float,
         expand_k: int,
         headers: dict[str, int],
+        claim_rate: float,
     ) -> None:
         self.options = options
         self.children = children
         self.lam = lam
+        self.claim_rate = claim_rate
         self.expand_k = expand_k
         self.headers = headers
         self.heap: list[_Entry] = []
@@ -212,11 +224,14 @@ class _Packer:
             extra_t += c.tokens
         if len(ids) == 1:  # most steps: skip the set arithmetic
             o = options[ids[0]]
+            rate = self.claim_rate if o.rank > 0 else lam
             if nested:
                 t = o.cost(True) + extra_t
-                return o.child_value + extra_v - lam * t, t
+                return o.child_value + extra_v - rate * t, t
             t = o.tokens + extra_t + sum(self.headers.get(g, 0) for g in o.groups if g not in self.opened)
-            return o.value + extra_v - lam * t, t
+            return o.value + extra_v - rate * t, t
+        if any(options[i].rank > 0 for i in ids):
+            lam = self.claim_rate
         v = extra_v + sum(options[i].child_value if nested else options[i].value for i in ids)
         t = extra_t + sum(options[i].cost(nested) for i in ids)
         if not nested:
