@@ -151,6 +151,18 @@ def _fresh_build_then_restart(path: Path, tmp: Path, monkeypatch: pytest.MonkeyP
     _check_restart(path, tmp, monkeypatch)
 
 
+def _with_snapshot(path: Path, n: int) -> None:
+    # A store of ``n`` consolidated interactions whose retrieval snapshot is kept (a
+    # recall in a later process builds and stores it).
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, n))
+    tree.consolidate("ana")
+    tree.close()
+    tree = _open(path)
+    _answers(tree)
+    tree.close()
+
+
 def test_a_restart_reads_the_state_a_fresh_build_makes_after_every_kind_of_change(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.db"
@@ -270,23 +282,34 @@ def test_a_postgres_restart_reads_the_same_state(pg_server_url: str, monkeypatch
         drop_schema(url)
 
 
-def test_bm25_parts_round_trip_and_keep_changing_alike() -> None:
+def _bm25_sample() -> BM25Index:
+    # 40 documents with shared, rare and no terms, two of them removed.
     a = BM25Index()
     for i in range(40):
         a.add(f"d{i}", [f"t{i % 7}", f"u{i % 3}", "common"] + ([] if i % 5 else ["rare"]))
     a.remove("d3")
     a.remove("d17")
     a.add("empty", [])
-    b = BM25Index.from_parts(a.parts())
+    return a
+
+
+def _assert_change_alike(a: BM25Index, b: BM25Index) -> None:
+    # ``b``, restored from ``a``, ranks as ``a`` does before and after the same changes.
     queries = [["t1", "rare"], ["common"], ["u2", "t6", "nothing"]]
     assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
-    for ix in (a, b):  # the restored index inverts its postings on its first change
+    for ix in (a, b):
         ix.remove("d8")
         ix.remove("empty")
         ix.add("d40", ["t1", "t1", "rare"])
         ix.add("d5", ["common"])
     assert b.parts() == a.parts()
     assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
+
+
+def test_bm25_parts_round_trip_and_keep_changing_alike() -> None:
+    a = _bm25_sample()
+    b = BM25Index.from_parts(a.parts())
+    _assert_change_alike(a, b)  # the restored index inverts its postings on its first change
     with pytest.raises(ValueError):
         BM25Index.from_parts({**a.parts(), "dl": [1]})
 
@@ -296,13 +319,7 @@ def test_a_state_read_back_changes_exactly_like_a_built_one(tmp_path: Path, monk
     # read back and the state built take the same observe and forget, in a process
     # that keeps them cached, and stay identical.
     path = tmp_path / "m.db"
-    tree = _open(path)
-    tree.observe_many("ana", _items(0, 40))
-    tree.consolidate("ana")
-    tree.close()
-    tree = _open(path)
-    _answers(tree)  # builds and keeps the snapshot
-    tree.close()
+    _with_snapshot(path, 40)
     built_path = _without_snapshot(path, tmp_path / "built.db")
     read, built = _open(path), _open(built_path)
     assert read.store.retrieval_snapshot("ana") is not None

@@ -29,7 +29,8 @@ from personatree.retrieval.state import RetrievalState
 from personatree.retrieval.updates import LeafFacts, kth_largest, later_statements, leaf_facts
 from personatree.types import Level
 from tests.test_retrieval_snapshot import (
-    _answers, _fields, _items, _open, _read_and_built, _refusing, _snapshot_row, _state, _without_snapshot,
+    _answers, _assert_change_alike, _bm25_sample, _fields, _items, _open, _read_and_built, _refusing, _snapshot_row, _state, _with_snapshot,
+    _without_snapshot,
 )
 
 
@@ -127,13 +128,7 @@ def _put(path: Path, data: bytes) -> None:
 
 def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.db"
-    tree = _open(path)
-    tree.observe_many("ana", _items(0, 30))
-    tree.consolidate("ana")
-    tree.close()
-    tree = _open(path)
-    _answers(tree)  # builds and keeps the snapshot
-    tree.close()
+    _with_snapshot(path, 30)
     reference = _open(_without_snapshot(path, tmp_path / "ref.db"))
     expected, answers = _fields(_state(reference)), _answers(reference)
     reference.close()
@@ -216,25 +211,12 @@ def test_kth_largest_is_the_partition_value_with_repeats() -> None:
 
 
 def test_bm25_packed_round_trip_and_keep_changing_alike() -> None:
-    a = BM25Index()
-    for i in range(40):
-        a.add(f"d{i}", [f"t{i % 7}", f"u{i % 3}", "common"] + ([] if i % 5 else ["rare"]))
-    a.remove("d3")
-    a.remove("d17")
-    a.add("empty", [])
+    a = _bm25_sample()
     doc, arrays = a.packed()
     b = BM25Index.from_packed(orjson.loads(orjson.dumps(doc)), arrays)
     assert b.parts() == a.parts()
     b = BM25Index.from_packed(orjson.loads(orjson.dumps(doc)), arrays)
-    queries = [["t1", "rare"], ["common"], ["u2", "t6", "nothing"]]
-    assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
-    for ix in (a, b):  # the packed postings become dicts on the first change
-        ix.remove("d8")
-        ix.remove("empty")
-        ix.add("d40", ["t1", "t1", "rare"])
-        ix.add("d5", ["common"])
-    assert b.parts() == a.parts()
-    assert [b.search(q, 10) for q in queries] == [a.search(q, 10) for q in queries]
+    _assert_change_alike(a, b)  # the packed postings become dicts on the first change
     for broken in ({**arrays, "rows": arrays["rows"] + 1000}, {**arrays, "offsets": arrays["offsets"][::-1]},
                    {**arrays, "dl": arrays["dl"][:3]}):
         with pytest.raises(ValueError):
