@@ -21,9 +21,8 @@ def bump_rows(user_id: str, bumps: Mapping[str, tuple[int, datetime]]) -> list[t
 
     Parameters
     ----------
-    user_id : str
-    bumps : mapping
-        Node id → (recalls to add, when the last of them happened).
+    user_id, bumps
+        As :meth:`personatree.ports.AccessCounts.add_access` takes them.
 
     Returns
     -------
