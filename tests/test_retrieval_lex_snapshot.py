@@ -23,7 +23,8 @@ from tests.test_tiering_api import TALK
 
 MORE = [
     ("2024-04-02T10:00:00", "s6", "I quit smoking last year and started running instead. I always hate crowded gyms."),
-    ("2024-04-09T10:00:00", "s7", "These days I work from home on Fridays; I used to commute every day."),
+    ("2024-04-09T10:00:00", "s7", "These days I work from home on Fridays; I used to commute every day. "
+     "I'm saving up for an electric bike."),
 ]
 QUERIES = ["What is my dog's name?", "Do I still smoke?", "How do I get to work?", "What kind of person am I?",
            "What did I do in March 2024?"]
@@ -44,7 +45,7 @@ def _fields(st: RetrievalState) -> dict:
         "mid": st.bm25[Level.MID].documents(), "root": st.bm25[Level.ROOT].documents(),
         "turns": st.turns.documents(), "turn_of": st.turn_of, "turn_leaves": st.turn_leaves,
         "turn_seq": st.turn_seq, "turn_session": st.turn_session, "session_turns": st.session_turns,
-        "dispositions": st.dispositions, "changes": st.changes, "said": st.leaf_said, "sig": st._sig,
+        "dispositions": st.dispositions, "changes": st.changes, "standing": st.standing, "said": st.leaf_said, "sig": st._sig,
         "nodes": list(st.nodes), "parent": st.parent, "children": st.children,
         "rows": {lv: a.ids for lv, a in st.arrays.items()},
         "disposition_rows": st.disposition_rows.tolist(), "change_rows": st.change_rows.tolist(),
@@ -54,7 +55,7 @@ def _fields(st: RetrievalState) -> dict:
 def test_restored_state_equals_the_built_one(tree) -> None:
     g = tree.graph("sam")
     built = RetrievalState(g).refresh(g, 1)
-    assert built.changes and built.dispositions and built.bm25[Level.MID].documents()  # all parts exercised
+    assert built.changes and built.dispositions and built.standing and built.bm25[Level.MID].documents()  # all parts exercised
     snap = orjson.loads(orjson.dumps(lexical_snapshot(built)))
     restored = restore_state(g, 1, snap)
     assert restored is not None

@@ -38,7 +38,8 @@ QUERIES = ["Where does Jonas live?", "What do I drink?", "What did we cook?", "W
 
 
 def _items(start: int, n: int) -> list[dict[str, Any]]:
-    return [{"messages": f"I think {SUBJECTS[i % 5]} {ACTS[(i * 3) % 8]} on day {i}. I love it.",
+    return [{"messages": f"I think {SUBJECTS[i % 5]} {ACTS[(i * 3) % 8]} on day {i}. "
+             + ("I'm still getting over a sprained ankle." if i % 9 == 4 else "I love it."),
              "observation_id": f"o{i}", "session_id": f"s{i // 4}", "at": T0 + timedelta(hours=7 * i)}
             for i in range(start, start + n)]
 
@@ -71,7 +72,7 @@ def _fields(st: RetrievalState) -> dict[str, Any]:
         "version": st.version, "sig": _sigs(st), "archive": list(st.archive),
         "turn_of": list(st.turn_of.items()), "turn_leaves": list(st.turn_leaves.items()),
         "turn_seq": list(st.turn_seq.items()), "dispositions": sorted(st.dispositions),
-        "changes": sorted(st.changes), "said": list(st.leaf_said.items()),
+        "changes": sorted(st.changes), "standing": sorted(st.standing), "said": list(st.leaf_said.items()),
         "sessions": {k: sorted(v) for k, v in st.session_turns.items()},
         "turn_session": sorted(st.turn_session.items()),
         "bm25": [st.bm25[lv].parts() for lv in (Level.MID, Level.ROOT)], "turns": st.turns.parts(),
@@ -79,6 +80,7 @@ def _fields(st: RetrievalState) -> dict[str, Any]:
         "children": sorted((k, v) for k, v in st.children.items()),
         "rows": {lv: (a.ids, a.matrix.tobytes()) for lv, a in st.arrays.items()},
         "disposition_rows": st.disposition_rows.tolist(), "change_rows": st.change_rows.tolist(),
+        "standing_rows": st.standing_rows.tolist(),
     }
 
 

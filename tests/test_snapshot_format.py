@@ -3,7 +3,8 @@
 A state read back from its snapshot must hold what a fresh build holds, including
 what the first search derives from when each leaf was said (the update test's leaf
 facts); a snapshot an earlier release wrote (format 2: one JSON document and the
-archive's rows) is rebuilt, never read; and the parts of the layout (typed arrays,
+archive's rows; format 3: this layout without the standing statements) is rebuilt,
+never read; and the parts of the layout (typed arrays,
 packed BM25 postings, maps decoded on lookup) read back what was written.
 """
 
@@ -135,14 +136,17 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
     raw = sqlite3.connect(path)
     current = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
     raw.close()
-    doc, arrays = unpack(b"PTS3", current)
+    doc, arrays = unpack(b"PTS4", current)
     built_one = _open(path)
     old = _format_2(_state(built_one))
     built_one.close()
     others = {
         "format 2": old,
-        "format 2 under the new magic": b"PTS3" + old[4:],
-        "the new layout tagged with another format": pack(b"PTS3", {**doc, "format": "2"}, arrays),
+        "format 2 under the new magic": b"PTS4" + old[4:],
+        "format 3 (no standing statements)": pack(
+            b"PTS3", {**{k: v for k, v in doc.items() if k != "standing"}, "format": "3"}, arrays
+        ),
+        "the new layout tagged with another format": pack(b"PTS4", {**doc, "format": "2"}, arrays),
         "an array past the end": current[: len(current) - 64],
     }
     for name, data in others.items():
@@ -166,7 +170,7 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
         raw = sqlite3.connect(path)
         kept = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
         raw.close()
-        assert kept[:4] == b"PTS3" and kept != data, name  # replaced by the build
+        assert kept[:4] == b"PTS4" and kept != data, name  # replaced by the build
         tree = _open(path)
         with _refusing(monkeypatch):
             assert _fields(_state(tree)) == {**expected, "version": tree.store.version("ana")}, name
@@ -183,7 +187,7 @@ def test_the_layout_reads_back_its_arrays_and_refuses_what_does_not_fit() -> Non
     for k, v in arrays.items():
         assert got[k].dtype == v.dtype and np.array_equal(got[k], v) and not got[k].flags.writeable
     with pytest.raises(ValueError):
-        unpack(b"PTS3", data)  # another magic
+        unpack(b"PTS4", data)  # another magic
     with pytest.raises(ValueError):
         unpack(b"TEST", data[:-8])  # the last array cut short
     with pytest.raises(ValueError):

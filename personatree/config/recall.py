@@ -63,6 +63,13 @@ class RecallConfig(Frozen):
         nearest the query, at cosine ≥ ``change_floor`` and ≥ ``change_ratio`` × the
         best leaf's, get this bonus (decaying as RRF): a question that depends on a
         change shares few words with it.
+    standing_weight, standing_k : float, int
+        When the query is the person telling a situation of their own (a statement
+        or a yes/no question about themself, ``text.tells_own_situation``), the
+        user's leaves that state a goal, value, ongoing condition or cause
+        (``text.is_standing``), ranked by cosine among themselves, add this bonus to
+        the fused score, decaying as RRF with constant ``standing_k``: the situation
+        is read against what the person holds, which it rarely names.
     update_floor, update_flip_floor : float
         A leaf of a later session updates a candidate leaf when it tells a change at
         cosine ≥ ``update_floor`` with it, or takes the opposite stance at cosine ≥
@@ -114,6 +121,8 @@ class RecallConfig(Frozen):
     change_k: int = Field(default=1, ge=1)
     change_floor: float = Field(default=0.15, ge=-1.0, le=1.0)
     change_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    standing_weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    standing_k: int = Field(default=2, ge=1)
     update_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
     update_flip_floor: float = Field(default=0.5, ge=-1.0, le=1.0)
     update_k: int = Field(default=3, ge=1)

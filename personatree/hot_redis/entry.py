@@ -23,8 +23,9 @@ with every write, so a process can tell the entry it decoded last) and holds:
   the most its line could cost, whether tier 1 holds it), aligned with ``emb``, so
   a reader tells a query no hot tier can answer from these two fields alone;
 * ``lex``: the text analysis of the hot sub-trees' retrieval states (their BM25
-  documents, turn grouping, dispositions and changes), so a reader rebuilds the
-  states without tokenizing; unreadable, it is left out (the reader re-indexes).
+  documents, turn grouping, dispositions, changes and standing statements), so a
+  reader rebuilds the states without tokenizing; unreadable, it is left out (the
+  reader re-indexes).
 
 Nodes are JSON, never pickles: a process must not run what it reads from a shared
 server.

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Hashable, Iterable, Mapping
 
 from ..graph import MemoryGraph
-from ..text import is_change
+from ..text import is_change, is_standing
 from ..types import Level
 from .lexical import BM25Index
 from .node_text import turn_key
@@ -34,20 +34,21 @@ from .turn_memo import fingerprint as turn_fingerprint
 __all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "patch_snapshot", "restore_state"]
 
 #: Bumped when what a snapshot holds changes shape.
-SNAPSHOT_FORMAT = "1"
+SNAPSHOT_FORMAT = "2"
 
 _CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
 
 
 @lru_cache(maxsize=1)
 def analysis_fingerprint() -> str:
-    """A digest of the text analysis a snapshot depends on (tokenizer, disposition and
-    change cues, measured on probe texts), with the snapshot format."""
+    """A digest of the text analysis a snapshot depends on (tokenizer, disposition,
+    change and standing cues, measured on probe texts), with the snapshot format."""
     probes = ("I quit smoking last year and started running instead.",
               "These days I work from home; I used to commute.",
-              "We went to the lake on Saturday.")
+              "We went to the lake on Saturday.",
+              "I'm saving up for a van and still recovering from a cold.")
     parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
-    parts.extend(str(is_change(p)) for p in probes)
+    parts.extend(f"{is_change(p)}{is_standing(p)}" for p in probes)
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
@@ -79,6 +80,7 @@ def lexical_snapshot(state: RetrievalState) -> dict[str, Any]:
     out["turn_session"] = dict(state.turn_session)
     out["dispositions"] = sorted(state.dispositions)
     out["changes"] = sorted(state.changes)
+    out["standing"] = sorted(state.standing)
     out["said"] = {k: list(v) for k, v in state.leaf_said.items()}
     return out
 
@@ -137,6 +139,7 @@ def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]
             st.session_turns.setdefault(sess, set()).add(tk)
         st.dispositions = {str(x) for x in snap["dispositions"]}
         st.changes = {str(x) for x in snap["changes"]}
+        st.standing = {str(x) for x in snap["standing"]}
         st.leaf_said = {str(k): (float(v[0]), int(v[1]), str(v[2])) for k, v in snap["said"].items()}
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
@@ -201,7 +204,8 @@ def patch_snapshot(snap: Mapping[str, Any] | None, before: Iterable[str], graph:
         # turns' verdicts are the fresh ones.
         stale = drop | {x for x in turn_of if turn_of[x] in dirty}
         out["dispositions"] = sorted({x for x in snap["dispositions"] if x not in stale} | set(fresh["dispositions"]))
-        out["changes"] = sorted({x for x in snap["changes"] if x not in drop} | set(fresh["changes"]))
+        for key in ("changes", "standing"):  # a leaf's own verdicts
+            out[key] = sorted({x for x in snap[key] if x not in drop} | set(fresh[key]))
         out["said"] = {k: v for k, v in snap["said"].items() if k not in drop} | fresh["said"]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..index import top_k
+from ..text import tells_own_situation
 from ..types import Level, Route
 from .fusion import rrf, rrf_normalised
 from .lexical import tokenize
@@ -34,6 +35,7 @@ __all__ = [
     "claim_relevance",
     "calibrated",
     "disposition_bonus",
+    "standing_bonus",
     "change_bonus",
 ]
 
@@ -105,6 +107,34 @@ def disposition_bonus(ranked: Sequence[str], cfg: RecallConfig) -> dict[str, flo
     return _anchored_rrf(ranked, cfg.disposition_weight, cfg.disposition_k)
 
 
+def standing_bonus(ranked: Sequence[str], cfg: RecallConfig) -> dict[str, float]:
+    """Bonus of what the person holds, ranked by cosine, on the [0, 1] fused scale.
+
+    For a query that tells a situation of the person's own: their goals, values,
+    ongoing conditions and causes, nearest in meaning first. The first gets
+    ``cfg.standing_weight``, the r-th that times (k + 1) / (k + r) with
+    k = ``cfg.standing_k``, as :func:`disposition_bonus` does.
+
+    Parameters
+    ----------
+    ranked : sequence of str
+        Leaf ids, best first.
+    cfg : RecallConfig
+
+    Returns
+    -------
+    dict of str to float
+    """
+    return _anchored_rrf(ranked, cfg.standing_weight, cfg.standing_k)
+
+
+def _nearest(arr: LevelArrays, leaf_cos: np.ndarray, rows: np.ndarray, pool: int) -> list[str]:
+    """The ids of ``rows`` nearest the query, at most ``pool``, best first."""
+    if not rows.size:
+        return []
+    return [arr.ids[int(row)] for row in rows[top_k(leaf_cos[rows], pool)]]
+
+
 def _anchored_rrf(ranked: Sequence[str], weight: float, k: int) -> dict[str, float]:
     """RRF scores of one ranking scaled so that its head gets ``weight``."""
     scale = weight * (k + 1)
@@ -146,6 +176,11 @@ def score_nodes(
         third ranking. Its share is a bonus on top of the dense + lexical scale, so
         leaves stay comparable with claims.
 
+    When the query is the person telling a situation of their own
+    (:func:`~personatree.text.tells_own_situation`), the leaves that state a goal,
+    value, ongoing condition or cause of theirs join the same way
+    (:func:`standing_bonus`).
+
     Returns
     -------
     scored : dict
@@ -154,6 +189,7 @@ def score_nodes(
         Level → cosine of every row of that level's matrix (empty without ``qvec``).
     """
     qtok = tokenize(query)
+    situational = cfg.standing_weight > 0.0 and tells_own_situation(query)
     lex_weight = lexical_weight(len(qtok), cfg)
     out: dict[str, Scored] = {}
     cosines: dict[Level, np.ndarray] = {}
@@ -171,7 +207,7 @@ def score_nodes(
         fused = dict(rrf_normalised(rankings, k=cfg.rrf_k, weights=weights))
         lent: dict[str, str] = {}
         if lv is Level.LEAF and s_lv is not None and arr is not None:
-            lent = _leaf_bonuses(state, fused, s_lv, arr, pool, cfg, personal)
+            lent = _leaf_bonuses(state, fused, s_lv, arr, pool, cfg, personal, situational)
         d_rank = {x: i + 1 for i, x in enumerate(dense)}
         l_rank = {x: i + 1 for i, x in enumerate(lexical)}
         for x, r in fused.items():
@@ -213,8 +249,11 @@ def _leaf_bonuses(
     pool: int,
     cfg: RecallConfig,
     personal: bool,
+    situational: bool,
 ) -> dict[str, str]:
-    """Raise fused leaf scores in place: neighbours of the best turns, then dispositions.
+    """Raise fused leaf scores in place: neighbours of the best turns, then what the
+    person holds (dispositions for a question about them, goals, values, conditions
+    and causes for a situation of their own), then changes.
 
     Returns the lender of each leaf that got its score from a neighbour.
     """
@@ -224,10 +263,13 @@ def _leaf_bonuses(
         # them out with the neighbours of weak matches.
         seeds = min(cfg.neighbour_seeds, pool // _SEEDS_PER_POOL)
         lent = _lend_to_neighbours(state, fused, leaf_cos, cfg.neighbour_share, seeds)
-    rows = state.disposition_rows
-    if personal and rows.size:
-        ranked = [arr.ids[int(row)] for row in rows[top_k(leaf_cos[rows], pool)]]
-        for x, bonus in disposition_bonus(ranked, cfg).items():
+    channels = []
+    if personal:
+        channels.append(disposition_bonus(_nearest(arr, leaf_cos, state.disposition_rows, pool), cfg))
+    if situational:
+        channels.append(standing_bonus(_nearest(arr, leaf_cos, state.standing_rows, pool), cfg))
+    for bonuses in channels:
+        for x, bonus in bonuses.items():
             fused[x] = min(1.0, fused.get(x, 0.0) + bonus)
     for x, bonus in change_bonus(state, leaf_cos, arr, cfg).items():
         fused[x] = min(1.0, fused.get(x, 0.0) + bonus)

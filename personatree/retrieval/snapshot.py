@@ -184,7 +184,7 @@ def restore(
     state.turn_of, state.turn_leaves = cast(dict, p.turn_of), cast(dict, p.turn_leaves)
     state.turn_seq, state.turn_session = cast(dict, p.turn_seq), cast(dict, p.turn_session)
     state.leaf_said, state.session_turns = cast(dict, p.leaf_said), cast(dict, p.session_turns)
-    state.dispositions, state.changes = p.dispositions, p.changes
+    state.dispositions, state.changes, state.standing = p.dispositions, p.changes, p.standing
     state.bm25, state.turns = p.bm25, p.turns
     state.graph = graph
     # The leaf level as the build laid it out (the tree's rows, then the archive's),

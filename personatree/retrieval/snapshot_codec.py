@@ -30,8 +30,8 @@ from .state import RetrievalState
 __all__ = ["FORMAT", "Parts", "decode_parts", "encode_parts"]
 
 #: Bumped when what a snapshot holds changes shape (with the layout's magic).
-FORMAT = "3"
-_MAGIC = b"PTS3"
+FORMAT = "4"
+_MAGIC = b"PTS4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Parts:
     turn_of, turn_leaves, turn_seq, turn_session, leaf_said : mapping
         As :class:`~.state.RetrievalState` holds them, in its order (read-only
         :class:`~.packed_maps.PackedMap` views).
-    dispositions, changes : set of str
+    dispositions, changes, standing : set of str
     bm25 : dict of Level to BM25Index
         Mids and roots.
     turns : BM25Index
@@ -76,6 +76,7 @@ class Parts:
     leaf_said: PackedMap[tuple[float, int, str]]
     dispositions: set[str]
     changes: set[str]
+    standing: set[str]
     bm25: dict[Level, BM25Index]
     turns: BM25Index
     archive: list[str]
@@ -152,6 +153,7 @@ def encode_parts(
     doc: dict[str, Any] = {
         "format": FORMAT, "leaves": leaves, "turns": turns, "sessions": list(sessions),
         "dispositions": sorted(state.dispositions), "changes": sorted(state.changes),
+        "standing": sorted(state.standing),
         "archive": archive, "archive_digests": archive_digests, "tree_digests": list(tree_digests),
         "archive_rows": None if list(a_ids) == archive else list(a_ids),
         "tree_rows": tree_rows, "tree_ids": leaf.ids[:tree_rows],
@@ -274,7 +276,7 @@ def decode_parts(data: bytes) -> Parts:
     return Parts(
         turn_of=turn_of, turn_leaves=turn_leaves, turn_seq=turn_seq, turn_session=turn_session,
         leaf_said=leaf_said, dispositions=set(_strings(doc["dispositions"])),
-        changes=set(_strings(doc["changes"])), bm25=bm25, turns=turns_ix,
+        changes=set(_strings(doc["changes"])), standing=set(_strings(doc["standing"])), bm25=bm25, turns=turns_ix,
         tree_digests=dict(zip(_strings(doc["tree_digests"][0]), _strings(doc["tree_digests"][1]), strict=True)),
         archive=archive, archive_digests=_strings(doc["archive_digests"]),
         archive_row_ids=a_ids, archive_matrix=a_matrix, leaf_ids=leaf_ids, leaf_matrix=matrix,

@@ -29,8 +29,9 @@ import numpy as np
 from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
-from ..text import is_change, is_disposition
+from ..text import is_change, is_disposition, is_standing
 from ..timeline import said_at
+from .archive_rows import archive_rows, with_archive_rows
 from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures, settled_signatures
 from .packed_maps import PackedMap
 from .node_text import extra_text as _extra_text, node_doc_tokens, signature, turn_key
@@ -87,6 +88,10 @@ class RetrievalState:
     # and their rows: what a later question about the person depends on most.
     changes: set[str] = field(default_factory=set)
     change_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Leaves stating a goal, value, ongoing condition or cause of the speaker
+    # (text.is_standing), and their rows: what a later situation is read against.
+    standing: set[str] = field(default_factory=set)
+    standing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # When each leaf was said (POSIX seconds), the side of its stance (+1/0/-1) and its
     # session, for telling which later statement updates an earlier one
     # (retrieval.updates).
@@ -306,6 +311,7 @@ class RetrievalState:
         if level is Level.LEAF:
             self.dispositions.discard(nid)
             self.changes.discard(nid)
+            self.standing.discard(nid)
             self.leaf_said.pop(nid, None)
             tk = self.turn_of.pop(nid, None)
             if tk is not None:
@@ -321,6 +327,8 @@ class RetrievalState:
             stance = stance_of(n.attributes)
             if is_change(n.content, stance):
                 self.changes.add(n.id)
+            if is_standing(n.content):
+                self.standing.add(n.id)
             session = n.provenance[0].session_id if n.provenance else ""
             self.leaf_said[n.id] = (said_at(n).timestamp(), side_of(stance), session)
             tk = turn_key(n)  # its disposition is decided with its turn (_reindex_turns)
@@ -405,8 +413,9 @@ class RetrievalState:
         self.disposition_rows = np.fromiter(
             sorted(leaf_row[x] for x in self.dispositions if x in leaf_row), np.int64
         )
-        self.change_rows = np.fromiter(
-            sorted(leaf_row[x] for x in self.changes if x in leaf_row), np.int64
+        self.change_rows, self.standing_rows = (
+            np.fromiter(sorted(leaf_row[x] for x in marked if x in leaf_row), np.int64)
+            for marked in (self.changes, self.standing)
         )
 
     def _with_archive(
@@ -414,27 +423,8 @@ class RetrievalState:
     ) -> tuple[list[str], np.ndarray]:
         # The archive's rows change only when the archive does: stacked once per change.
         if self._archive_rows is None:
-            keep = [n for n in self.archive.values() if n.embedding is not None]
-            rows = (
-                np.stack([np.asarray(n.embedding, dtype=np.float32) for n in keep])
-                if keep else np.zeros((0, matrix.shape[1] if matrix.ndim == 2 else 0), np.float32)
-            )
-            self._archive_rows = ([n.id for n in keep], rows)
-        a_ids, a_rows = self._archive_rows
-        if not a_ids:
-            return ids, matrix
-        tree = {n.id for n in graph.nodes()}  # one set, not a graph lookup per archived leaf
-        mask = [i for i, x in enumerate(a_ids) if x not in tree]
-        if len(mask) != len(a_ids):
-            a_ids, a_rows = [a_ids[i] for i in mask], a_rows[mask]
-        if matrix.shape[0] == 0:
-            out = a_rows
-        elif a_rows.shape[1] != matrix.shape[1]:
-            return ids, matrix  # another embedder's archive: not comparable, searched lexically only
-        else:
-            out = np.concatenate([matrix, a_rows])
-        out.setflags(write=False)
-        return ids + a_ids, out
+            self._archive_rows = archive_rows(self.archive.values(), matrix)
+        return with_archive_rows(graph, ids, matrix, self._archive_rows)
 
     def neighbours(self, turn: str) -> tuple[str | None, str | None]:
         """The turns told just before and just after ``turn`` in its session.

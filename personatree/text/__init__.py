@@ -25,6 +25,9 @@ One module a concept, each importing only the ones above it in this list:
   (keep what a speaker says about themself and their life, drop greetings, fillers,
   reactions and questions to the other party), :func:`is_question`,
   :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`, :func:`is_change`.
+- :mod:`~personatree.text.standing`: :func:`is_standing` (a goal, value, ongoing
+  condition or cause the speaker holds, which later situations are read against)
+  and :func:`tells_own_situation` (a query that is the person telling one).
 - :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`,
   :func:`tells_the_past`.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
@@ -52,6 +55,7 @@ from .cues import (
 from .entities import find_entities, find_time, tells_the_past
 from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
+from .standing import is_standing, tells_own_situation
 from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
 from .tokens import has_first_person, lemma, normalize, tokenize
 from .topic import can_name, content_lemmas, key_topic
@@ -73,6 +77,8 @@ __all__ = [
     "is_request",
     "is_change",
     "is_disposition",
+    "is_standing",
+    "tells_own_situation",
     "looks_like_code",
     "is_question",
     "is_informative",
