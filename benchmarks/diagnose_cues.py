@@ -5,11 +5,13 @@ loader, seed and host, gold = the cue speaker's own turns), ingests each through
 same engine adapter, then for the cue speaker's statement reports:
 
 - whether it became a leaf (and, if not, whether ``is_informative`` drops it), its
-  schema type and whether the retrieval state counts it as a disposition;
+  schema type and whether the retrieval state counts it as a disposition or a
+  standing statement (a goal, value, condition or cause);
 - its rank among the user's leaves by cosine (dense), among turns by BM25, among the
   dispositions by cosine, and in the fused leaf ranking ``score_nodes`` builds for a
   recall at the budget;
-- the route (level, whether the query counts as *personal*);
+- the route (level, whether the query counts as *personal*, and whether it tells a
+  situation of the person's own, which gives the standing statements a bonus);
 - whether recall at the budget showed it, what the context spent its tokens on
   (claims vs evidence), and whether flat dense found it (with its rank among turns).
 
@@ -48,7 +50,7 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
     from personatree.retrieval.prelude import route_query, user_state
     from personatree.retrieval.lexical import tokenize
     from personatree.retrieval.scoring import score_nodes
-    from personatree.text import is_disposition, is_informative, split_sentences
+    from personatree.text import is_disposition, is_informative, split_sentences, tells_own_situation
     from personatree.types import Level
 
     tree = engine.tree
@@ -89,6 +91,7 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
         "content": n.content,
         "schema_type": n.schema_type,
         "disposition": n.id in state.dispositions,
+        "standing": n.id in state.standing,
         "parent": state.parent.get(n.id),
         "dense_rank": _rank(dense_order, n.id),
         "bm25_turn_rank": _rank(bm25_turns, state.turn_of.get(n.id, "")),
@@ -106,7 +109,8 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
         "leaves": leaves,
         "sentences": [{"text": s, "informative": is_informative(s), "disposition": is_disposition(s)}
                       for s in sentences],
-        "route": {"level": route.level.value, "types": sorted(wanted), "personal": personal},
+        "route": {"level": route.level.value, "types": sorted(wanted), "personal": personal,
+                  "situation": tells_own_situation(q.text)},
         "context": {"items": len(levels), "leaves": levels.count("leaf"), "mids": levels.count("mid"),
                     "roots": levels.count("root"),
                     "claim_tokens": sum(it.tokens for it in rec.items if it.level.value != "leaf"),

@@ -201,9 +201,10 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Person
     on = PersonaTree.open(base / "memory.db")
     observe_story(on, "ines", HABIT + [CHANGE], OTHER, datetime(2025, 2, 3, 18, 0, tzinfo=timezone.utc), days_between=5)
     cfg = PersonaTreeConfig()
-    # The same store read without updates, and without the change bonus either: what
-    # the words of the question alone bring.
-    off = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_top": 0, "change_weight": 0.0})})
+    # The same store read without updates, and without the change and standing bonuses
+    # either: what the words of the question alone bring.
+    off = cfg.model_copy(update={"recall": cfg.recall.model_copy(
+        update={"update_top": 0, "change_weight": 0.0, "standing_weight": 0.0})})
     out = {"on": on, "off": PersonaTree.open(base / "memory.db", off, embedder=on.embedder)}
     yield out
     for tree in out.values():

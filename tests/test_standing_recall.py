@@ -74,6 +74,31 @@ def test_standing_statements_are_the_speakers_goals_values_conditions_and_causes
     assert is_standing(sentence) is expected
 
 
+def test_the_anchor_words_never_change_a_verdict() -> None:
+    # A pattern runs only on sentences holding one of its anchor words; over sentences
+    # of every kind (and each pattern's own examples), the verdicts are those of
+    # running every pattern.
+    from itertools import product
+
+    from personatree.text import normalize, tokenize
+    from personatree.text.standing import _PATTERNS, _SPEAKER
+
+    heads = ["I'm", "We've been", "My dad said I", "Honestly I", "Since last spring we"]
+    tails = [
+        "saving hard for a deposit", "training for the marathon", "keeping my word matters to me",
+        "would never cheat at cards", "on a tight budget", "still recovering from the flu",
+        "sleep better since I stopped coffee", "get headaches whenever I skip lunch",
+        "went to the beach", "had pasta at the new place", "painted the fence blue",
+    ]
+    sentences = [f"{h} {t}." for h, t in product(heads, tails)] + STORY + OTHER
+    sentences += [q for q, _ in SITUATIONS]
+    for text in sentences:
+        speaker = not _SPEAKER.isdisjoint(tokenize(text))
+        every = speaker and any(p.search(normalize(text)) is not None for _, p in _PATTERNS)
+        assert is_standing(text) is every, text
+    assert sum(map(is_standing, sentences)) >= 40  # both verdicts exercised
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
