@@ -25,11 +25,11 @@ One module a concept, each importing only the ones above it in this list:
   (keep what a speaker says about themself and their life, drop greetings, fillers,
   reactions and questions to the other party), :func:`is_question`,
   :func:`is_request`, :func:`looks_like_code`, :func:`is_disposition`, :func:`is_change`.
+- :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`,
+  :func:`tells_the_past`.
 - :mod:`~personatree.text.standing`: :func:`is_standing` (a goal, value, ongoing
   condition or cause the speaker holds, which later situations are read against)
   and :func:`tells_own_situation` (a query that is the person telling one).
-- :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`,
-  :func:`tells_the_past`.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
   :func:`can_name`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
