@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 
-from ..lexicons import FIRST_PERSON_SUBJECT
+from ..lexicons import FIRST_PERSON, FIRST_PERSON_SUBJECT
 from .cues import is_question, is_request
 from .entities import tells_the_past
 from .sentences import split_sentences
-from .tokens import APOSTROPHES, normalize, tokenize
+from .tokens import APOSTROPHES, has_first_person, normalize, tokenize
 
 __all__ = ["is_standing", "tells_own_situation"]
 
@@ -142,8 +142,6 @@ _PATTERNS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
      _CAUSE_RE),
 )
 
-# The speaker in a sentence: as its subject, object or owner ("Work wants me to ...").
-_SPEAKER = FIRST_PERSON_SUBJECT | {"me", "my", "us", "our", "myself", "mine"}
 # A pronoun after one of these is a word named ("the 'I' of the poem"), not the speaker.
 _DETERMINERS = frozenset("the a an this that his her their our my your".split())
 # A question whose clause opens with one of these, then "I" or "we", asks about the
@@ -186,7 +184,7 @@ def is_standing(sentence: str, tokens: list[str] | None = None) -> bool:
     toks = tokens if tokens is not None else tokenize(sentence)
     if len(toks) > _MAX_TOKENS or sentence.rstrip().endswith("?"):
         return False
-    if _SPEAKER.isdisjoint(toks):
+    if not has_first_person(toks):
         return False
     words = set(toks)
     text = normalize(sentence)
@@ -232,7 +230,7 @@ def _recalls(sentence: str) -> bool:
 
 def _speaks_of_self(toks: list[str]) -> bool:
     """The speaker is in the sentence: a first-person pronoun, not a word named ("the "I" of the poem")."""
-    return any(t in _SPEAKER and (i == 0 or toks[i - 1] not in _DETERMINERS) for i, t in enumerate(toks))
+    return any(t in FIRST_PERSON and (i == 0 or toks[i - 1] not in _DETERMINERS) for i, t in enumerate(toks))
 
 
 def _asks_own_course(toks: list[str]) -> bool:
