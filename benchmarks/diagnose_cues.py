@@ -11,7 +11,8 @@ same engine adapter, then for the cue speaker's statement reports:
   dispositions by cosine, and in the fused leaf ranking ``score_nodes`` builds for a
   recall at the budget;
 - the route (level, whether the query counts as *personal*, and whether it tells a
-  situation of the person's own, which gives the standing statements a bonus);
+  situation of the person's own, which gives the standing statements a bonus; the
+  bench's triggers all do, being the person's own messages: ``from_user``);
 - whether recall at the budget showed it, what the context spent its tokens on
   (claims vs evidence), and whether flat dense found it (with its rank among turns).
 
@@ -60,9 +61,9 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
     gold = list(q.evidence)
     turns = {t.id: t for t in conv.turns}
     engine.clock.set(q.at)
-    rec = tree.recall(conv.id, q.text, budget=budget)
+    rec = tree.recall(conv.id, q.text, budget=budget, from_user=q.from_user)
     shown = engine.turns_of(conv.id, rec)
-    flat_ctx = flat.retrieve(conv.id, q.text, q.at, budget)
+    flat_ctx = flat.retrieve(conv.id, q.text, q.at, budget, from_user=q.from_user)
     flat_order = flat.index.dense_order(conv.id, q.text)
 
     qvec = tree.embedder.embed([q.text])[0]
@@ -73,7 +74,7 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
     personal = route.level is not Level.LEAF or "preference" in wanted
     pool = max(16, min(tree.config.recall.pool, budget // 10))
     scored, cos = score_nodes(state, q.text, qvec, (Level.LEAF,), tree.config.recall,
-                              {lv: pool for lv in Level}, personal)
+                              {lv: pool for lv in Level}, personal, q.from_user)
     fused_order = sorted(scored, key=lambda x: -scored[x].relevance)
     arr = state.arrays.get(Level.LEAF)
     leaf_cos = cos.get(Level.LEAF)
@@ -110,7 +111,7 @@ def diagnose_case(engine: PersonaTreeEngine, flat: DenseSystem, conv: Any, budge
         "sentences": [{"text": s, "informative": is_informative(s), "disposition": is_disposition(s)}
                       for s in sentences],
         "route": {"level": route.level.value, "types": sorted(wanted), "personal": personal,
-                  "situation": tells_own_situation(q.text)},
+                  "situation": q.from_user or tells_own_situation(q.text)},
         "context": {"items": len(levels), "leaves": levels.count("leaf"), "mids": levels.count("mid"),
                     "roots": levels.count("root"),
                     "claim_tokens": sum(it.tokens for it in rec.items if it.level.value != "leaf"),

@@ -173,9 +173,12 @@ class TreeReads:
         model: str | None = None,
         *,
         levels: Sequence[Level | str] | None = None,
+        from_user: bool = False,
     ) -> "Recall":
         """Query-conditioned, token-budgeted context for an LLM.
 
+        ``from_user=True`` says the query is the person's own latest message rather
+        than a question about them (see :func:`personatree.retrieval.recall_user`).
         See :mod:`personatree.retrieval`.
         """
         from .retrieval import recall_user
@@ -188,12 +191,15 @@ class TreeReads:
         if self.hot is not None:
             from .tiering.shared_read import shared_recall
 
-            return shared_recall(self.engine, uid, query, budget=budget, model=model, levels=lv).recall
+            return shared_recall(self.engine, uid, query, budget=budget, model=model, levels=lv,
+                                 from_user=from_user).recall
         if self.engine.config.tiering.tiers:
             from .tiering.search import tiered_recall
 
-            return tiered_recall(self.engine, uid, query, budget=budget, model=model, levels=lv).recall
-        return recall_user(self.engine, uid, query, budget=budget, model=model, levels=lv)
+            return tiered_recall(self.engine, uid, query, budget=budget, model=model, levels=lv,
+                                 from_user=from_user).recall
+        return recall_user(self.engine, uid, query, budget=budget, model=model, levels=lv,
+                           from_user=from_user)
 
     def profile(self, user_id: str, budget: int | None = None) -> "Profile":
         """The tier-1 profile block (top claims, pivotal patterns, recent evidence) for a

@@ -385,7 +385,21 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"sober|cut out|cut back on|gave up|given up|had to stop|adopted|came round to|come round to|"
     r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free)|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
-    r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|for good|from now on)\b"
+    r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|for good|from now on|"
+    # Done with a thing, or become someone else: "I'm done with nights outdoors",
+    # "I've become a real homebody".
+    r"(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|finished|through) with|(?:i've|i have|we've|we have) become|"
+    # A thing of one's life parted with: "I deleted all my games", "we sold our car".
+    r"(?:deleted|sold|got rid of|gave away|given away) (?:all )?(?:of )?(?:my|our)|"
+    # A home bought or taken, a contract signed: a move, a new job.
+    r"(?:bought|took|rented|taken) (?:a|an|the|our|my) (?:[\w-]+ ){0,2}"
+    r"(?:house|flat|apartment|home|farmhouse|cottage|place|job|position|post|role|offer)|"
+    r"(?:signed|accepted) (?:a|an|the|my) (?:[\w-]+ ){0,2}(?:contract|offer|lease)|"
+    # Told to stop by someone with the standing to: "the doctor told me to hand in my licence".
+    r"(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|cut|stay off|lay off)|"
+    # A condition that began weeks or months ago: "I've had terrible insomnia for weeks".
+    r"(?:i've|i have) (?:had|been having) (?:[\w-]+ ){1,3}?for (?:weeks|months|a few weeks|a few months|"
+    r"the (?:past|last) (?:few )?(?:weeks|months)))\b"
 )
 # A start verb under a negation took nothing up ("I never started", "I haven't joined").
 NEGATED_START_RE: re.Pattern[str] = re.compile(

@@ -35,6 +35,9 @@ NodeId = Annotated[str, Field(min_length=1, max_length=_ID_CHARS,
 Query = Annotated[str, Field(min_length=1, description="The question or topic to find context for.")]
 Budget = Annotated[int | None, Field(
     default=None, ge=1, description="Most tokens the context may take (default: the server's budget).")]
+FromUser = Annotated[bool, Field(
+    default=False, description="True when `query` is the user's own latest message rather than a question about "
+                               "them: the goals, values and conditions they have stated come with it.")]
 Limit = Annotated[int, Field(default=12, ge=1, le=200, description="Most claims and patterns to list.")]
 
 

@@ -41,6 +41,7 @@ from .mcp_models import (
     ChatMessage,
     ExplainResult,
     ForgetResult,
+    FromUser,
     Limit,
     NodeId,
     ProfileResult,
@@ -238,14 +239,16 @@ def _remember_tool(scope: _Scope) -> Callable[..., Awaitable[RememberResult]]:
 
 
 def _recall_tool(scope: _Scope) -> Callable[..., Awaitable[RecallResult]]:
-    async def recall(query: Query, user_id: UserId = None, budget: Budget = None) -> RecallResult:
+    async def recall(query: Query, user_id: UserId = None, budget: Budget = None,
+                     from_user: FromUser = False) -> RecallResult:
         """Context about the user relevant to `query`, within a token budget.
 
         Returns `text` to put in the prompt, the `items` shown (claims, patterns and
         evidence with confidence and sources) and the `tokens` used.
         """
         uid = scope.who(user_id)
-        rec = await scope.tree.recall(uid, query, budget=scope.default_budget if budget is None else budget)
+        rec = await scope.tree.recall(uid, query, budget=scope.default_budget if budget is None else budget,
+                                      from_user=from_user)
         data: dict[str, Any] = rec.to_dict()
         data.pop("trace", None)  # the packer's trace is for debugging, not for the model's context
         return RecallResult.model_validate({**data, "user_id": uid})

@@ -216,6 +216,7 @@ class PersonaTreeEngine:
         levels: Sequence[str] | None,
         tiered: bool = False,
         hot: bool = False,
+        from_user: bool = False,
     ) -> tuple[Recall, float]:
         """Recall at the question's time; return the Recall and the seconds.
 
@@ -231,7 +232,7 @@ class PersonaTreeEngine:
             from personatree.types import Level
 
             lv = [Level(x) for x in levels] if levels else None
-            rec = shared_recall(self.tree, conv_id, query, budget=budget, levels=lv).recall
+            rec = shared_recall(self.tree, conv_id, query, budget=budget, levels=lv, from_user=from_user).recall
         elif tiered:
             from personatree.tiering.config import TieringConfig
             from personatree.tiering.search import tiered_recall
@@ -239,9 +240,9 @@ class PersonaTreeEngine:
 
             lv = [Level(x) for x in levels] if levels else None
             rec = tiered_recall(self.tree, conv_id, query, budget=budget, levels=lv,
-                                config=TieringConfig(tiers=True)).recall
+                                config=TieringConfig(tiers=True), from_user=from_user).recall
         else:
-            rec = self.tree.recall(conv_id, query, budget=budget, levels=levels)
+            rec = self.tree.recall(conv_id, query, budget=budget, levels=levels, from_user=from_user)
         return rec, time.perf_counter() - t0
 
     def turns_of(self, conv_id: str, rec: Recall | _Ranked) -> list[str]:
@@ -353,14 +354,17 @@ class PersonaTreeSystem:
     def ingest(self, conv_id: str, turns: Sequence[Turn]) -> float:
         return self.engine.ingest(conv_id, turns)
 
-    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
-        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels, self.tiered, self.hot)
+    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int, *,
+                 from_user: bool = False) -> Context:
+        rec, seconds = self.engine.recall(conv_id, query, at, budget, self.levels, self.tiered, self.hot,
+                                          from_user)
         key = (conv_id, query)
         if self._largest is None or self._largest[0] != key or self._largest[1] < budget:
             self._largest = (key, budget, rec)
         return Context(rec.text, tuple(self.engine.turns_of(conv_id, rec)), rec.tokens, seconds)
 
-    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int) -> list[str]:
+    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int, *,
+               from_user: bool = False) -> list[str]:
         """The first ``k`` distinct turns of the recall's items ranked by the packer's utility.
 
         The rendered order groups nodes by support path, not by rank, so items are
@@ -373,7 +377,7 @@ class PersonaTreeSystem:
             rec = self._largest[2]
         else:
             rec, _ = self.engine.recall(conv_id, query, at, self.topk_budget, self.levels, self.tiered,
-                                        self.hot)
+                                        self.hot, from_user)
         items = rec.items
         order = sorted(range(len(items)), key=lambda i: (-float(items[i].relevance), -float(items[i].utility), i))
         return self.engine.turns_of(conv_id, _Ranked(tuple(items[i] for i in order)))[:k]

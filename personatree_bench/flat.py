@@ -144,13 +144,15 @@ class _FlatSystem:
             self._memo = (key, order, time.perf_counter() - t0)
         return self._memo[1], self._memo[2]
 
-    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
+    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int, *,
+                 from_user: bool = False) -> Context:
         order, ranking_seconds = self._ranking(conv_id, query)
         t0 = time.perf_counter()
         chosen = pack_best_first(order, self.index.get(conv_id).costs, budget)
         return self.index.context(conv_id, chosen, ranking_seconds + time.perf_counter() - t0)
 
-    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int) -> list[str]:
+    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int, *,
+               from_user: bool = False) -> list[str]:
         return self._ranking(conv_id, query)[0][:k]
 
     def checkpoints(self, conv_id: str) -> list[tuple[int, int]]:
@@ -208,13 +210,15 @@ class RecencySystem(_FlatSystem):
         turns = self.index.get(conv_id).turns
         return [t.id for t in turns if at is None or t.at <= at]
 
-    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
+    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int, *,
+                 from_user: bool = False) -> Context:
         t0 = time.perf_counter()
         chosen = pack_recent(self._recent(conv_id, at), self.index.get(conv_id).costs, budget)
         chosen.reverse()  # render oldest first, as a chat history reads
         return self.index.context(conv_id, chosen, time.perf_counter() - t0)
 
-    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int) -> list[str]:
+    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int, *,
+               from_user: bool = False) -> list[str]:
         return list(reversed(self._recent(conv_id, at)))[:k]
 
     def checkpoints(self, conv_id: str) -> list[tuple[int, int]]:

@@ -42,11 +42,13 @@ class System(Protocol):
         """Build memory for ``conv_id`` from its turns; return the seconds it took."""
         ...
 
-    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int) -> Context:
-        """A context of at most ``budget`` tokens for ``query``."""
+    def retrieve(self, conv_id: str, query: str, at: datetime | None, budget: int, *,
+                 from_user: bool = False) -> Context:
+        """A context of at most ``budget`` tokens for ``query`` (``from_user``: see ``Question``)."""
         ...
 
-    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int) -> list[str]:
+    def ranked(self, conv_id: str, query: str, at: datetime | None, k: int, *,
+               from_user: bool = False) -> list[str]:
         """The first ``k`` distinct turn ids the system would show, best first."""
         ...
 

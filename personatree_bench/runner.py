@@ -107,12 +107,12 @@ def _ask(system: System, conv: Conversation, budgets: Sequence[int], topk: Seque
         base = dict(system=system.name, conv_id=conv.id, question_id=q.id, category=q.category,
                     adversarial=q.adversarial, gold=q.evidence)
         for b in budgets:
-            ctx = system.retrieve(conv.id, q.text, q.at, b)
+            ctx = system.retrieve(conv.id, q.text, q.at, b, from_user=q.from_user)
             out.append(QueryRecord(mode="budget", value=b, shown=ctx.turn_ids, tokens=ctx.tokens,
                                    seconds=ctx.seconds, **base))  # type: ignore[arg-type]
         if topk:
             t0 = time.perf_counter()
-            ranked = system.ranked(conv.id, q.text, q.at, max(topk))
+            ranked = system.ranked(conv.id, q.text, q.at, max(topk), from_user=q.from_user)
             seconds = time.perf_counter() - t0
             for k in topk:
                 out.append(QueryRecord(mode="topk", value=k, shown=tuple(ranked[:k]), tokens=0,

@@ -68,6 +68,10 @@ class Question:
         The gold answer, kept for reports only (never used for scoring recall).
     dropped_evidence : tuple of str
         Evidence strings that could not be parsed or name no turn of the stream.
+    from_user : bool
+        The query is said by a person the memory is about (a LoCoMo-Plus trigger),
+        as an agent recalls for the user's latest message, rather than a question
+        asked about them.
     """
 
     id: str
@@ -78,6 +82,7 @@ class Question:
     at: datetime | None = None
     answer: str = ""
     dropped_evidence: tuple[str, ...] = ()
+    from_user: bool = False
 
 
 @dataclass(frozen=True, slots=True)

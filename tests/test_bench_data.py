@@ -340,6 +340,7 @@ def test_load_locomo_plus(tmp_path: Path) -> None:
         assert all(t.at < q.at for t in case.turns)  # nothing after the trigger is in memory
         assert all(a.at <= b.at for a, b in zip(case.turns, case.turns[1:]))
         assert not q.text.startswith("A:")
+        assert q.from_user  # the trigger is the person's own message
     again = load_locomo_plus(plus, host=host, seed=3)
     assert [c.meta for c in again.conversations] == [c.meta for c in ds.conversations]
     with pytest.raises(FileNotFoundError):

@@ -259,6 +259,9 @@ def test_recall_and_consolidate_commands(sample_store: tuple[str, str]) -> None:
         rec = json.loads(run("recall", user, "What should I cook for her?", "--budget", "200",
                              "--store", store, "--json").stdout)
         assert 0 < rec["tokens"] <= 200 and rec["text"]
+        own = json.loads(run("recall", user, "Friends are coming over tonight.", "--from-user", "--budget", "200",
+                             "--store", store, "--json").stdout)
+        assert 0 < own["tokens"] <= 200
         assert_clean_failure(run("recall", user, "   ", "--store", store), "error:")
     if "consolidate" in names:
         res = run("consolidate", user, "--dry-run", "--json", "--store", store, "--now", "2024-07-01T00:00:00+00:00")

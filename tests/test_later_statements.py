@@ -128,6 +128,16 @@ def test_a_change_updates_only_what_is_among_its_nearest_earlier_statements() ->
     assert update_chains(arr, facts, ["far"], CFG.model_copy(update={"update_k": 4})) == {"change": ["far"]}
 
 
+def test_only_the_first_top_candidates_are_followed() -> None:
+    # The old statement is the second candidate: followed when two are, not when one is.
+    arr = _arrays({"old": _unit(1, 0.2, 0), "other": _unit(0, 0, 1), "stop": _unit(1, 0.6, 0)})
+    facts = _facts([0, 1, 2], [0, 0, -1], [False, False, True])
+    assert update_chains(arr, facts, ["other", "old"], CFG, 1) == {}
+    assert update_chains(arr, facts, ["other", "old"], CFG, 2) == {"stop": ["old"]}
+    one = CFG.model_copy(update={"update_top": 1})
+    assert update_chains(arr, facts, ["other", "old"], one) == {}
+
+
 def test_off_when_update_top_is_zero() -> None:
     arr = _arrays({"old": _unit(1, 0.2, 0), "stop": _unit(1, 0.6, 0)})
     facts = _facts([0, 1], [0, -1], [False, True])

@@ -92,6 +92,13 @@ def test_list_remember_recall_round_trip(tree: Any) -> None:
                 "session_id": "s2",
             }))
 
+            recall_tool = next(t for t in listed.tools if t.name == "recall")
+            schema = getattr(recall_tool, "input_schema", None) or recall_tool.inputSchema
+            assert schema["properties"]["from_user"]["type"] == "boolean"
+            own = payload(await client.call_tool("recall", {"query": "Street food market tonight.",
+                                                             "from_user": True}))
+            assert 0 < own["tokens"] <= 300
+
             got = payload(await client.call_tool("recall", {"query": "Which foods must I avoid?"}))
             assert "peanuts" in got["text"]
             assert leaf["node_id"] in [i["node_id"] for i in got["items"]]

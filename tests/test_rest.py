@@ -87,6 +87,9 @@ def test_every_endpoint(client: httpx.Client) -> None:
     item = rec.json()["items"][0]
     assert item["level"] in ("leaf", "mid", "root") and item["sources"] and rec.json()["route"]["probabilities"]
     assert "trace" not in rec.json() or rec.json()["trace"] is None
+    own = client.post("/v1/users/ana/recall", headers=h,
+                      json={"query": "A kitten needs a home.", "from_user": True})
+    assert own.status_code == 200 and own.json()["tokens"] > 0
     traced = client.post("/v1/users/ana/recall", headers=h, json={"query": "pets", "trace": True}).json()
     assert traced["trace"]
     hits = client.post("/v1/users/ana/search", headers=h, json={"query": "swimming pool", "k": 2}).json()["hits"]
@@ -208,6 +211,7 @@ def test_oversized_bodies_get_413_while_read(client: httpx.Client) -> None:
     ("/recall", {"query": ""}),
     ("/recall", {"query": "x", "budget": 0}),
     ("/recall", {"query": "x", "bugdet": 10}),
+    ("/recall", {"query": "x", "from_user": "maybe"}),
     ("/recall", {"query": "x", "levels": ["twig"]}),
     ("/search", {"query": "x", "k": 0}),
     ("/search", {}),

@@ -110,3 +110,20 @@ def test_a_snapshot_of_another_analysis_is_not_patched(tree) -> None:
     snap = lexical_snapshot(RetrievalState(g).refresh(g, 1)) | {"fp": "another"}
     assert patch_snapshot(snap, ids, g, ids[:3]) is None
     assert patch_snapshot(None, ids, g, ids) is None
+
+
+def test_a_phrasing_added_to_the_change_patterns_changes_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No probe text need flip for a new phrasing: the patterns are part of the digest,
+    # so a snapshot made before an edit of the lexicon is refused after it.
+    import re
+
+    from personatree.retrieval import lex_snapshot
+
+    before = lex_snapshot.analysis_fingerprint()
+    widened = re.compile(lex_snapshot.CHANGE_OF_STATE_RE.pattern + "|handed back my keys")
+    lex_snapshot.analysis_fingerprint.cache_clear()
+    monkeypatch.setattr(lex_snapshot, "CHANGE_OF_STATE_RE", widened)
+    try:
+        assert lex_snapshot.analysis_fingerprint() != before
+    finally:
+        lex_snapshot.analysis_fingerprint.cache_clear()

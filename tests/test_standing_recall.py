@@ -154,3 +154,38 @@ def test_a_question_about_what_happened_gets_no_bonus(stores: dict[str, PersonaT
     # A factual question reads the same with the bonus on and off.
     q = "When did we repaint the hallway?"
     assert stores["on"].recall("ana", q, budget=300).text == stores["off"].recall("ana", q, budget=300).text
+
+
+# The same situations told without the speaker in them: only the caller can say that
+# such a message is the person's own.
+UNSPOKEN = [
+    ("A mate is selling his almost new gaming laptop for a thousand quid this week.", GOAL),
+    ("The office relay race is on Saturday and the team is one runner short.", CONDITION),
+]
+
+
+@pytest.mark.parametrize(("message", "held"), UNSPOKEN)
+def test_the_persons_own_message_brings_back_what_it_depends_on(
+    stores: dict[str, PersonaTree], message: str, held: str
+) -> None:
+    assert not tells_own_situation(message)
+    tree = stores["on"]
+    ids = {n.id for n in tree.nodes("ana", "leaf") if n.content == held}
+
+    def relevance(from_user: bool) -> float:
+        rec = tree.recall("ana", message, budget=1000, from_user=from_user)
+        return max((it.relevance for it in rec.items if it.node_id in ids), default=0.0)
+
+    assert relevance(True) > relevance(False)
+    rec = tree.recall("ana", message, budget=120, from_user=True)
+    assert rec.tokens <= 120 and held in rec.text
+
+
+def test_from_user_must_be_a_bool(stores: dict[str, PersonaTree]) -> None:
+    from personatree.errors import InputError
+
+    tree = stores["on"]
+    before = tree.stats("ana")
+    with pytest.raises(InputError, match="from_user"):
+        tree.recall("ana", "The relay race is on Saturday.", from_user="yes")  # type: ignore[arg-type]
+    assert tree.stats("ana") == before

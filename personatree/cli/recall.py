@@ -11,7 +11,8 @@ __all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``recall USER QUERY [--budget N] [--model M] [--level L] [--json] [--store S]`` to ``app``."""
+    """Add ``recall USER QUERY [--budget N] [--model M] [--level L] [--from-user] [--json]
+    [--store S]`` to ``app``."""
     app.command()(recall)
 
 
@@ -27,13 +28,17 @@ def recall(
     level: list[str] = typer.Option(
         None, "--level", "-l", help="Only these levels (leaf, mid, root); repeatable."
     ),
+    from_user: bool = typer.Option(
+        False, "--from-user", help="QUERY is the user's own message, not a question about them."
+    ),
     store: str = StoreOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Print the context a recall of QUERY gives for USER, within a token budget."""
     with errors():
         with open_tree(store) as tree:
-            rec = tree.recall(user, query, budget=budget, model=model, levels=level or None)
+            rec = tree.recall(user, query, budget=budget, model=model, levels=level or None,
+                              from_user=from_user)
         if as_json:
             print_json(rec.to_dict())
             return

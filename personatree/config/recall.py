@@ -78,7 +78,8 @@ class RecallConfig(Frozen):
         A candidate is updated only when it is among the ``update_k`` statements
         said before the update that are closest to it in meaning.
     update_top : int
-        The best candidate leaves whose updates are looked for (0 turns it off).
+        The best candidate leaves whose updates are looked for, at least (0 turns it
+        off); a budget of ``b`` tokens follows ``b / 20`` when that is more.
     update_rounds : int
         An update is followed through its own updates this many steps.
     update_share : float

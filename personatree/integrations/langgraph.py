@@ -392,9 +392,15 @@ class PersonaTreeStore(BaseStore):
 
     # -- personatree extras for prompt building -----------------------------------------
 
-    def recall(self, namespace: tuple[str, ...], query: str, budget: int | None = None) -> str:
-        """personatree's query-conditioned, token-budgeted context for the namespace's user."""
-        return str(self.tree.recall(self.user_of(tuple(namespace)), query, budget=budget).text)
+    def recall(self, namespace: tuple[str, ...], query: str, budget: int | None = None, *,
+               from_user: bool = False) -> str:
+        """personatree's query-conditioned, token-budgeted context for the namespace's user.
+
+        ``from_user=True`` when ``query`` is the user's own latest message (see
+        :meth:`personatree.PersonaTree.recall`).
+        """
+        return str(self.tree.recall(self.user_of(tuple(namespace)), query, budget=budget,
+                                    from_user=from_user).text)
 
     def profile(self, namespace: tuple[str, ...], limit: int = 12) -> str:
         """The standing profile block (top claims and patterns) of the namespace's user."""

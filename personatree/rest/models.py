@@ -75,6 +75,8 @@ class RecallIn(_In):
     budget: int | None = Field(None, ge=1, description="Token budget; default the server's config.")
     model: str | None = Field(None, min_length=1, description="Model whose tokenizer counts the budget.")
     levels: list[Level] | None = Field(None, min_length=1, description="Restrict to these levels.")
+    from_user: bool = Field(False, description="The query is the user's own latest message, not a "
+                            "question about them: their stated goals, values and conditions come with it.")
     trace: bool = Field(False, description="Include the packer's trace (for debugging).")
 
 

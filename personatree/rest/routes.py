@@ -119,7 +119,8 @@ async def import_chat(user: User, tree: Tree,
 
 async def recall(user: User, body: RecallIn, tree: Tree) -> RecallOut:
     """Context about the user relevant to the query, within a token budget."""
-    r = await tree.recall(user, body.query, budget=body.budget, model=body.model, levels=body.levels)
+    r = await tree.recall(user, body.query, budget=body.budget, model=body.model, levels=body.levels,
+                          from_user=body.from_user)
     return RecallOut(user_id=user, text=r.text, tokens=r.tokens, budget=r.budget, route=r.route,
                      items=list(r.items), trace=list(r.trace) if body.trace else None)
 

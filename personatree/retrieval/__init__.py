@@ -39,6 +39,7 @@ def recall_user(
     budget: int | None = None,
     model: str | None = None,
     levels: Sequence[Level] | None = None,
+    from_user: bool = False,
 ) -> Recall:
     """Query-conditioned, token-budgeted context for one user.
 
@@ -55,6 +56,11 @@ def recall_user(
         ``token_counter``, else ``config.recall.model``).
     levels : sequence of Level, optional
         Only show nodes of these levels (e.g. ``[Level.LEAF]`` for the leaves-only ablation).
+    from_user : bool
+        ``True`` when ``query`` is the person's own message to the agent (their
+        latest turn), not a question about them: whatever it says is read as their
+        situation, so the goals, values, conditions and causes they have stated are
+        offered with it even when it shares few words with them.
 
     Returns
     -------
@@ -65,7 +71,7 @@ def recall_user(
     UnknownUserError, QueryError, InputError
     """
     engine = engine_of(tree)
-    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
+    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels, from_user=from_user)
     with engine.lock:
         for attempt in (0, 1):
             with first_build(engine, user_id):

@@ -47,6 +47,7 @@ def recall_state(
     now: datetime,
     cfg: RecallConfig,
     levels: Sequence[Level] | None = None,
+    from_user: bool = False,
 ) -> Recall:
     """Select, render and count the context for one query.
 
@@ -69,6 +70,8 @@ def recall_state(
     cfg : RecallConfig
     levels : sequence of Level, optional
         Only these levels may be shown.
+    from_user : bool
+        The query is the person's own message (see :func:`.scoring.score_nodes`).
 
     Returns
     -------
@@ -84,7 +87,7 @@ def recall_state(
     pool = max(16, min(cfg.pool, budget // 10))
     # A level the router disfavours contributes proportionally fewer candidates.
     pools = {lv: max(8, int(pool * fit[lv])) for lv in Level}
-    scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal)
+    scored, cosines = score_nodes(state, query, qvec, allowed, cfg, pools, personal, from_user)
     state.prefetch(scored)  # archived candidates not read yet: one store read for all
     named = (
         {w for w in query.lower().replace("'s", " ").split()} if cfg.speaker_boost > 1.0 else set()
@@ -104,7 +107,10 @@ def recall_state(
         # A later statement that changes a candidate (a stop, a move, an opposite
         # stance on the same thing) is worth a share of what it updates.
         best_first = sorted(leaf_ids, key=lambda x: (-ctx.scored[x].relevance, x))
-        ctx.updates = later_statements(state, best_first, cfg)
+        # A larger budget shows more lines, and any of them may be an old statement:
+        # the candidates followed grow with it (a line is 10-30 tokens).
+        top = max(cfg.update_top, budget // 20) if cfg.update_top else 0
+        ctx.updates = later_statements(state, best_first, cfg, top)
         ctx.updated_by = {x: u for u, xs in ctx.updates.items() for x in xs}
     seeds = list(ctx.scored)
     # The newest stance of a changed pattern, and a later statement that changes a

@@ -24,7 +24,8 @@ from functools import lru_cache
 from typing import Any, Hashable, Iterable, Mapping
 
 from ..graph import MemoryGraph
-from ..text import is_change, is_standing
+from ..lexicons import CHANGE_OF_STATE_RE, NEGATED_START_RE
+from ..text import is_change, is_standing, standing_patterns
 from ..types import Level
 from .lexical import BM25Index
 from .node_text import turn_key
@@ -42,13 +43,16 @@ _CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
 @lru_cache(maxsize=1)
 def analysis_fingerprint() -> str:
     """A digest of the text analysis a snapshot depends on (tokenizer, disposition,
-    change and standing cues, measured on probe texts), with the snapshot format."""
+    change and standing cues, measured on probe texts, and the change and standing
+    patterns), with the snapshot format."""
     probes = ("I quit smoking last year and started running instead.",
               "These days I work from home; I used to commute.",
               "We went to the lake on Saturday.",
               "I'm saving up for a van and still recovering from a cold.")
     parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
     parts.extend(f"{is_change(p)}{is_standing(p)}" for p in probes)
+    # The patterns themselves too: a phrasing added to them flips no probe above.
+    parts.extend(p.pattern for p in (CHANGE_OF_STATE_RE, NEGATED_START_RE, *standing_patterns()))
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 

@@ -59,6 +59,8 @@ class RecallQuery:
     cfg : RecallConfig
     levels : sequence of Level or None
         Only these levels may be shown.
+    from_user : bool
+        The query is the person's own message to the agent, not a question about them.
     """
 
     query: str
@@ -70,12 +72,14 @@ class RecallQuery:
     now: datetime
     cfg: RecallConfig
     levels: Sequence[Level] | None
+    from_user: bool = False
 
     def run(self, state: RetrievalState) -> Recall:
         """Search ``state`` (select, render and count; see ``recall_state``)."""
         return recall_state(
             state, self.query, self.qvec, self.route, registry=self.registry, counter=self.counter,
-            budget=self.budget, now=self.now, cfg=self.cfg, levels=self.levels)
+            budget=self.budget, now=self.now, cfg=self.cfg, levels=self.levels,
+            from_user=self.from_user)
 
 
 def check_budget(budget: object) -> int:
@@ -109,6 +113,7 @@ def prepare_recall(
     budget: int | None,
     model: str | None,
     levels: Sequence[Level] | None,
+    from_user: bool = False,
 ) -> RecallQuery:
     """Check the query and budget, pick the token counter, embed and route the query.
 
@@ -118,11 +123,13 @@ def prepare_recall(
     """
     cfg = engine.config.recall
     q = check_query(query, engine.config.limits)
+    if not isinstance(from_user, bool):
+        raise InputError("from_user must be True or False")
     b = check_budget(cfg.budget if budget is None else budget)
     counter = shared_counter(model) if model else counter_of(engine, cfg.model)
     qvec = engine.embedder.embed([q])[0]
     route = route_query(engine, q, qvec)
-    return RecallQuery(q, qvec, route, engine.registry, counter, b, engine.clock.now(), cfg, levels)
+    return RecallQuery(q, qvec, route, engine.registry, counter, b, engine.clock.now(), cfg, levels, from_user)
 
 
 @contextmanager

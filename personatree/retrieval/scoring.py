@@ -155,6 +155,7 @@ def score_nodes(
     cfg: RecallConfig,
     pools: Mapping[Level, int] | None = None,
     personal: bool = False,
+    from_user: bool = False,
 ) -> tuple[dict[str, Scored], dict[Level, np.ndarray]]:
     """Hybrid relevance of candidate nodes: dense and BM25 rankings fused by RRF, per level.
 
@@ -176,10 +177,14 @@ def score_nodes(
         third ranking. Its share is a bonus on top of the dense + lexical scale, so
         leaves stay comparable with claims.
 
-    When the query is the person telling a situation of their own
-    (:func:`~personatree.text.tells_own_situation`), the leaves that state a goal,
-    value, ongoing condition or cause of theirs join the same way
-    (:func:`standing_bonus`).
+    from_user : bool
+        The query is the person's own message to the agent, not a question about
+        them: whatever it says is their situation.
+
+    When the query is the person telling a situation of their own (``from_user``,
+    or its words say so: :func:`~personatree.text.tells_own_situation`), the
+    leaves that state a goal, value, ongoing condition or cause of theirs join the
+    same way (:func:`standing_bonus`).
 
     Returns
     -------
@@ -189,7 +194,7 @@ def score_nodes(
         Level → cosine of every row of that level's matrix (empty without ``qvec``).
     """
     qtok = tokenize(query)
-    situational = cfg.standing_weight > 0.0 and tells_own_situation(query)
+    situational = cfg.standing_weight > 0.0 and (from_user or tells_own_situation(query))
     lex_weight = lexical_weight(len(qtok), cfg)
     out: dict[str, Scored] = {}
     cosines: dict[Level, np.ndarray] = {}

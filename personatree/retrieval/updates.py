@@ -175,7 +175,7 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
 
 
 def later_statements(
-    state: RetrievalState, leaves: Sequence[str], cfg: RecallConfig
+    state: RetrievalState, leaves: Sequence[str], cfg: RecallConfig, top: int | None = None
 ) -> dict[str, list[str]]:
     """The latest update of each of the first candidate leaves, as update → leaves.
 
@@ -183,10 +183,12 @@ def later_statements(
     ----------
     state : RetrievalState
     leaves : sequence of str
-        Candidate leaf ids, best first; the first ``cfg.update_top`` are followed.
+        Candidate leaf ids, best first; the first ``top`` are followed.
     cfg : RecallConfig
         ``update_floor``, ``update_flip_floor``, ``update_k``, ``update_top`` and
         ``update_rounds``.
+    top : int, optional
+        How many candidates are followed (default ``cfg.update_top``).
 
     Returns
     -------
@@ -194,13 +196,14 @@ def later_statements(
         Each update (the end of a chain of updates) → the leaves it updates.
     """
     arr = state.arrays.get(Level.LEAF)
-    if arr is None or not arr.ids or cfg.update_top == 0:
+    n = cfg.update_top if top is None else top
+    if arr is None or not arr.ids or n <= 0:
         return {}
-    return update_chains(arr, leaf_facts(state), leaves, cfg)
+    return update_chains(arr, leaf_facts(state), leaves, cfg, n)
 
 
 def update_chains(
-    arr: LevelArrays, facts: LeafFacts, leaves: Sequence[str], cfg: RecallConfig
+    arr: LevelArrays, facts: LeafFacts, leaves: Sequence[str], cfg: RecallConfig, top: int | None = None
 ) -> dict[str, list[str]]:
     """:func:`later_statements` over a leaf matrix and its facts (pure).
 
@@ -213,6 +216,8 @@ def update_chains(
     leaves : sequence of str
         Candidate leaf ids, best first.
     cfg : RecallConfig
+    top : int, optional
+        How many candidates are followed (default ``cfg.update_top``).
 
     Returns
     -------
@@ -221,7 +226,7 @@ def update_chains(
     """
     if facts.updaters.size == 0:
         return {}
-    frontier = [x for x in leaves[: cfg.update_top] if x in arr.row]
+    frontier = [x for x in leaves[: cfg.update_top if top is None else top] if x in arr.row]
     nxt: dict[str, str] = {}
     done: set[str] = set()
     for _ in range(cfg.update_rounds):

@@ -28,8 +28,9 @@ One module a concept, each importing only the ones above it in this list:
 - :mod:`~personatree.text.entities`: :func:`find_time`, :func:`find_entities`,
   :func:`tells_the_past`.
 - :mod:`~personatree.text.standing`: :func:`is_standing` (a goal, value, ongoing
-  condition or cause the speaker holds, which later situations are read against)
-  and :func:`tells_own_situation` (a query that is the person telling one).
+  condition or cause the speaker holds, which later situations are read against),
+  :func:`tells_own_situation` (a query that is the person telling one) and
+  :func:`standing_patterns`.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
   :func:`can_name`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
@@ -55,7 +56,7 @@ from .cues import (
 from .entities import find_entities, find_time, tells_the_past
 from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
-from .standing import is_standing, tells_own_situation
+from .standing import is_standing, standing_patterns, tells_own_situation
 from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
 from .tokens import has_first_person, lemma, normalize, tokenize
 from .topic import can_name, content_lemmas, key_topic
@@ -78,6 +79,7 @@ __all__ = [
     "is_change",
     "is_disposition",
     "is_standing",
+    "standing_patterns",
     "tells_own_situation",
     "looks_like_code",
     "is_question",

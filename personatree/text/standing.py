@@ -24,7 +24,7 @@ from .entities import tells_the_past
 from .sentences import split_sentences
 from .tokens import APOSTROPHES, has_first_person, normalize, tokenize
 
-__all__ = ["is_standing", "tells_own_situation"]
+__all__ = ["is_standing", "standing_patterns", "tells_own_situation"]
 
 # A statement of a goal is one sentence; longer "sentences" are pasted text.
 _MAX_TOKENS = 48
@@ -189,6 +189,16 @@ def is_standing(sentence: str, tokens: list[str] | None = None) -> bool:
     words = set(toks)
     text = normalize(sentence)
     return any(not anchors.isdisjoint(words) and p.search(text) is not None for anchors, p in _PATTERNS)
+
+
+def standing_patterns() -> tuple[re.Pattern[str], ...]:
+    """The patterns :func:`is_standing` reads, for fingerprints of data derived from it.
+
+    Returns
+    -------
+    tuple of re.Pattern
+    """
+    return tuple(p for _, p in _PATTERNS)
 
 
 def tells_own_situation(text: str) -> bool:

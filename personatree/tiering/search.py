@@ -438,6 +438,7 @@ def tiered_recall(
     budget: int | None = None,
     model: str | None = None,
     levels: Sequence[Level] | None = None,
+    from_user: bool = False,
     config: TieringConfig | None = None,
 ) -> TieredResult:
     """``recall_user`` through the tiers: same arguments, same :class:`Recall` inside.
@@ -451,6 +452,8 @@ def tiered_recall(
     budget : int, optional
     model : str, optional
     levels : sequence of Level, optional
+    from_user : bool
+        The query is the person's own message (see ``recall_user``).
     config : TieringConfig, optional
         Overrides ``config.tiering``.
 
@@ -464,7 +467,7 @@ def tiered_recall(
     """
     engine = engine_of(tree)
     tcfg = config or engine.config.tiering
-    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
+    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels, from_user=from_user)
     with engine.lock:
         st = engine.existing_state(user_id)
         tstate = tiers_of(engine, user_id, req.now, tcfg)

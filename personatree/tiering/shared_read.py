@@ -66,6 +66,7 @@ def shared_recall(
     budget: int | None = None,
     model: str | None = None,
     levels: Sequence[Level] | None = None,
+    from_user: bool = False,
 ) -> TieredResult:
     """Tiered recall through the shared hot tier: same arguments and answer rules as
     :func:`~personatree.tiering.search.tiered_recall`.
@@ -85,7 +86,7 @@ def shared_recall(
     engine = engine_of(tree)
     tier = attached_tier(engine)
     tcfg = tier.tiering(engine)
-    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels)
+    req = prepare_recall(engine, query, budget=budget, model=model, levels=levels, from_user=from_user)
     tier.writer.wait(user_id, engine.lock)  # this process's last answer for the user is in Redis first
     version, content = versions(engine, user_id)
     if version == 0:

@@ -155,7 +155,7 @@ def plus_case(index: int, item: Mapping[str, Any], host: Conversation, rng: rand
         raise ValueError(f"gold must be one of {', '.join(GOLD)}, got {gold!r}")
     q = Question(
         id="trigger", text=text, category=str(item.get("relation_type", "unknown")),
-        evidence=own if gold == "speaker" else tuple(t.id for t in cue), at=asked,
+        evidence=own if gold == "speaker" else tuple(t.id for t in cue), at=asked, from_user=True,
     )
     meta = {"host": host.id, "inserted_after_session": after, "time_gap": item.get("time_gap"),
             "item": str(item.get("id", index)), "split": item.get("split"),

@@ -170,7 +170,7 @@ def prefeval_conversation(
     asked = _BASE + timedelta(days=len(distractors) + 1)
     q = Question(
         id="q0", text=str(item["question"]), category=form, evidence=tuple(gold), at=asked,
-        answer=str(item["preference"]),
+        answer=str(item["preference"]), from_user=True,  # the user's own request to the assistant
     )
     return Conversation(cid, tuple(turns), (q,), {"form": form, "topic": topic, "preference": item["preference"]})
 
