@@ -196,10 +196,9 @@ def later_statements(
         Each update (the end of a chain of updates) → the leaves it updates.
     """
     arr = state.arrays.get(Level.LEAF)
-    n = cfg.update_top if top is None else top
-    if arr is None or not arr.ids or n <= 0:
+    if arr is None or not arr.ids or (cfg.update_top if top is None else top) <= 0:
         return {}
-    return update_chains(arr, leaf_facts(state), leaves, cfg, n)
+    return update_chains(arr, leaf_facts(state), leaves, cfg, top)
 
 
 def update_chains(
