@@ -77,6 +77,8 @@ def _facts(
 
 
 CFG = RecallConfig()
+# Only statements read as a change or an opposite stance update: the rules of those two.
+READS = CFG.model_copy(update={"update_restate_floor": None})
 
 
 def test_a_change_close_to_a_statement_updates_it() -> None:
@@ -110,9 +112,29 @@ def test_an_opposite_stance_needs_the_higher_floor() -> None:
     # cos ≈ 0.45: enough for a change statement, not for a bare opposite stance.
     arr = _arrays({"likes": _unit(1, 0, 0), "dislikes": _unit(0.45, 0.893, 0)})
     flip = _facts([0, 1], [1, -1], [False, False])
-    assert update_chains(arr, flip, ["likes"], CFG) == {}
+    assert update_chains(arr, flip, ["likes"], READS) == {}
     change = _facts([0, 1], [1, -1], [False, True])
-    assert update_chains(arr, change, ["likes"], CFG) == {"dislikes": ["likes"]}
+    assert update_chains(arr, change, ["likes"], READS) == {"dislikes": ["likes"]}
+
+
+def test_a_later_statement_close_enough_updates_whatever_its_words() -> None:
+    # Neither a change nor a stance: the person's latest word on the same thing.
+    arr = _arrays({"old": _unit(1, 0, 0), "later": _unit(0.5, 0.866, 0), "far": _unit(0.3, 0, 0.954)})
+    plain = _facts([0, 1, 2], [0, 0, 0], [False, False, False])
+    assert update_chains(arr, plain, ["old"], CFG.model_copy(update={"update_restate_floor": 0.6})) == {}
+    assert update_chains(arr, plain, ["old"], CFG.model_copy(update={"update_restate_floor": 0.45})) == {
+        "later": ["old"]
+    }
+    assert update_chains(arr, plain, ["old"], READS) == {}
+
+
+def test_an_update_is_said_by_the_speaker_of_what_it_updates() -> None:
+    arr = _arrays({"old": _unit(1, 0.2, 0), "mine": _unit(1, 0.4, 0), "theirs": _unit(1, 0.6, 0)})
+    facts = _facts([0, 1, 2], [0, -1, -1], [False, True, True])
+    who = {"old": "ana", "mine": "ana", "theirs": "ben"}
+    # Without speakers the newest change wins; with them, the other person's is passed over.
+    assert update_chains(arr, facts, ["old"], CFG) == {"theirs": ["old"]}
+    assert update_chains(arr, facts, ["old"], CFG, speaker=who.__getitem__) == {"mine": ["old"]}
 
 
 def test_a_change_updates_only_what_is_among_its_nearest_earlier_statements() -> None:
@@ -165,7 +187,7 @@ def test_an_update_is_always_said_later_than_what_it_updates(
     rows = {f"l{i}": _unit(*v) for i, (v, _, _, _) in enumerate(leaves)}
     arr = _arrays(rows)
     facts = _facts([t for _, t, _, _ in leaves], [s for *_, s, _ in leaves], [c for *_, c in leaves])
-    for u, older in update_chains(arr, facts, list(rows), CFG).items():
+    for u, older in update_chains(arr, facts, list(rows), READS).items():
         ru = arr.row[u]
         assert facts.change[ru] or facts.side[ru] != 0
         for x in older:
@@ -235,3 +257,42 @@ def test_the_habit_is_never_shown_without_its_end(trees: dict[str, PersonaTree],
     item = next(it for it in rec.items if trees["on"].graph("ines").node(it.node_id).content == CHANGE)
     # Shown with the habit it ends (carried), or on its own when the pair did not fit.
     assert item.reason.split(": ", 1)[1].startswith("a later statement that changes")
+
+
+# --------------------------------------------------------------------------------------
+# A change no rule reads: the latest word on the same thing still comes
+# --------------------------------------------------------------------------------------
+
+SWIM = [
+    "I swim laps at the lido every morning before work.",
+    "Forty lengths at the lido today, the water was freezing but lovely.",
+    "The lido swim is the best part of my day, honestly.",
+]
+# Neither read as a change nor as a stance: only its meaning ties it to the habit.
+PARTED = "The lido and I have parted ways, mornings belong to the allotment now."
+GIFT = "Should I get them a season pass for the outdoor pool as a present?"
+
+
+def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Path) -> None:
+    from personatree.text import is_change
+    from personatree.text.stance import stance_label
+
+    assert not is_change(PARTED, stance_label(PARTED)) and stance_label(PARTED) == "neutral"
+    on = PersonaTree.open(tmp_path / "memory.db")
+    try:
+        observe_story(on, "rui", SWIM + [PARTED], OTHER, datetime(2025, 3, 3, 7, 0, tzinfo=timezone.utc))
+        cfg = PersonaTreeConfig()
+        off_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": None})})
+        off = PersonaTree.open(tmp_path / "memory.db", off_cfg, embedder=on.embedder)
+        try:
+            before = off.recall("rui", GIFT, budget=300)
+            assert any(h in before.text for h in SWIM) and PARTED not in before.text
+        finally:
+            off.close()
+        rec = on.recall("rui", GIFT, budget=300)
+        assert rec.tokens <= 300 and PARTED in rec.text
+        g = on.graph("rui")
+        item = next(it for it in rec.items if g.node(it.node_id).content == PARTED)
+        assert item.reason.split(": ", 1)[1].startswith("a later statement about the same thing as")
+    finally:
+        on.close()

@@ -21,6 +21,7 @@ import numpy as np
 from ..config import RecallConfig
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
+from ..stance import node_stance, opposed
 from ..types import Level, Route
 from .changes import newest_stance
 from .margin import evidence_rate
@@ -220,11 +221,20 @@ def _pack_to_budget(ctx: RecallContext, seeds: list[str], headers: dict[str, int
     return packed
 
 
+def _update_words(ctx: RecallContext, nid: str) -> str:
+    """How a later statement relates to what it updates, for its reason."""
+    state = ctx.state
+    stance = node_stance(state.nodes[nid])
+    if nid in state.changes or any(opposed(stance, node_stance(state.nodes[x])) for x in ctx.updates[nid]):
+        return "a later statement that changes"
+    return "a later statement about the same thing as"
+
+
 def _reason(ctx: RecallContext, nid: str, step: Step, lay: Layout) -> str:
     """Why node ``nid`` was shown."""
     n, sc = ctx.state.nodes[nid], ctx.scored.get(nid)
     if nid in step.carried and nid in ctx.updates and not lay.marks.get(nid):
-        return f"carried: a later statement that changes {', '.join(ctx.updates[nid])}"
+        return f"carried: {_update_words(ctx, nid)} {', '.join(ctx.updates[nid])}"
     if nid in step.carried or lay.marks.get(nid):
         claim = lay.parent[nid]
         return (
@@ -235,7 +245,7 @@ def _reason(ctx: RecallContext, nid: str, step: Step, lay: Layout) -> str:
         return f"alone: newest stance of a changed pattern (supersedes {', '.join(ctx.supersedes[nid])})"
     if step.kind == "alone" and nid in ctx.updates:
         return (
-            f"alone: a later statement that changes {', '.join(ctx.updates[nid])}, "
+            f"alone: {_update_words(ctx, nid)} {', '.join(ctx.updates[nid])}, "
             f"relevance {relevance(ctx, n):.2f}"
         )
     if step.kind == "alone" and sc is not None and sc.neighbour_of is not None:

@@ -305,16 +305,24 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     memory ("I started painting three years ago", "when I was ten") is true of the
     past whatever is said later, and no news of a change either. An opposite stance
     must be a lasting one on the same topic ("I can't stand sushi now" after "I love
-    sushi"), not the mood of a moment in a story ("it wasn't easy"). And a start that
-    reverses nothing ("I joined a choir", after "I love singing") adds to what came
-    before rather than ending it: shown, it is worth what it is worth on its own.
+    sushi"), not the mood of a moment in a story ("it wasn't easy"); a later
+    statement on the same thing that takes no opposite stance is carried when the
+    two name a topic in common ("the lido and I have parted ways" after "I swim at
+    the lido every morning"). And a start that reverses nothing ("I joined a choir",
+    after "I love singing") adds to what came before rather than ending it: shown,
+    it is worth what it is worth on its own.
     """
     state = ctx.state
     later = state.nodes[ctx.updated_by[n.id]]
-    if later.id not in state.changes and (
-        later.id not in state.dispositions or not _share_a_topic(n.content, later.content)
-    ):
-        return False
+    if later.id not in state.changes:
+        # A lasting opposite stance, or a later word on the same thing that takes none
+        # (most ways of telling a change are in no word list), when the two name a
+        # topic in common; an opposite mood of the moment is not carried.
+        flipped = opposed(node_stance(n), node_stance(later))
+        if flipped and later.id not in state.dispositions:
+            return False
+        if not _share_a_topic(n.content, later.content):
+            return False
     if any(to_listener(x.content) or tells_the_past(x.content) for x in (n, later)):
         return False
     return node_stance(later) != "started" or opposed(node_stance(n), "started")

@@ -16,8 +16,13 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
   relationship begun or ended, a diagnosis), at cosine ≥ ``recall.update_floor``
   with ``x``; or ``u`` takes the opposite stance to ``x``'s
   (:func:`~personatree.stance.opposed`) at cosine ≥ ``recall.update_flip_floor``;
+  or, whatever its words, ``u`` is at cosine ≥ ``recall.update_restate_floor``
+  with ``x``: the person's latest word on a thing is worth showing with an older
+  one even when no rule reads it as a change, and most ways of telling a change
+  are not in any word list;
 - ``u`` was said in a later session than ``x`` (within one session the person is
-  telling one scene in order, and its starts and stops are events of the scene);
+  telling one scene in order, and its starts and stops are events of the scene),
+  by the same speaker (one memory may hold a conversation of several people);
 - and the two are about the same thing: ``x`` is among the ``recall.update_k``
   statements said before ``u`` that are closest to it in meaning. This mutual test keeps a change
   from updating every earlier line that happens to share its register: "I sold
@@ -34,7 +39,7 @@ updater's neighbourhood among the statements said before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -68,6 +73,8 @@ class LeafFacts:
         gets a code of its own).
     updaters : ndarray of int
         The rows that can update another (a change, or a stance with a side), present.
+    present : ndarray of int
+        The rows with a node in the state (any of them may restate another).
     kth : dict
         ``(k, row)`` → the k-th highest cosine of that row with a leaf said before
         it (−inf when fewer were), filled as recalls ask: it does not depend on the
@@ -80,11 +87,13 @@ class LeafFacts:
     gone: np.ndarray
     session: np.ndarray
     updaters: np.ndarray = field(init=False)
+    present: np.ndarray = field(init=False)
     kth: dict[tuple[int, int], float] = field(init=False)
 
     def __post_init__(self) -> None:
         rows = np.flatnonzero((self.change | (self.side != 0)) & ~self.gone)
         object.__setattr__(self, "updaters", rows)
+        object.__setattr__(self, "present", np.flatnonzero(~self.gone))
         object.__setattr__(self, "kth", {})
 
 
@@ -185,8 +194,8 @@ def later_statements(
     leaves : sequence of str
         Candidate leaf ids, best first; the first ``top`` are followed.
     cfg : RecallConfig
-        ``update_floor``, ``update_flip_floor``, ``update_k``, ``update_top`` and
-        ``update_rounds``.
+        ``update_floor``, ``update_flip_floor``, ``update_restate_floor``,
+        ``update_k``, ``update_top`` and ``update_rounds``.
     top : int, optional
         How many candidates are followed (default ``cfg.update_top``).
 
@@ -198,11 +207,21 @@ def later_statements(
     arr = state.arrays.get(Level.LEAF)
     if arr is None or not arr.ids or (cfg.update_top if top is None else top) <= 0:
         return {}
-    return update_chains(arr, leaf_facts(state), leaves, cfg, top)
+    nodes = state.nodes
+
+    def speaker(x: str) -> object:
+        return nodes[x].attributes.get("speaker")
+
+    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker)
 
 
 def update_chains(
-    arr: LevelArrays, facts: LeafFacts, leaves: Sequence[str], cfg: RecallConfig, top: int | None = None
+    arr: LevelArrays,
+    facts: LeafFacts,
+    leaves: Sequence[str],
+    cfg: RecallConfig,
+    top: int | None = None,
+    speaker: Callable[[str], object] | None = None,
 ) -> dict[str, list[str]]:
     """:func:`later_statements` over a leaf matrix and its facts (pure).
 
@@ -217,13 +236,16 @@ def update_chains(
     cfg : RecallConfig
     top : int, optional
         How many candidates are followed (default ``cfg.update_top``).
+    speaker : callable, optional
+        Leaf id → its speaker; an update is said by the speaker of what it updates
+        (default: every leaf one speaker's).
 
     Returns
     -------
     dict of str to list of str
         Each update → the leaves it updates, in id order.
     """
-    if facts.updaters.size == 0:
+    if (facts.present if cfg.update_restate_floor is not None else facts.updaters).size == 0:
         return {}
     frontier = [x for x in leaves[: cfg.update_top if top is None else top] if x in arr.row]
     nxt: dict[str, str] = {}
@@ -233,7 +255,7 @@ def update_chains(
         if not frontier:
             break
         done.update(frontier)
-        step = _updates_once(arr, facts, frontier, cfg)
+        step = _updates_once(arr, facts, frontier, cfg, speaker)
         nxt.update(step)
         frontier = sorted(set(step.values()))
     out: dict[str, list[str]] = {}
@@ -252,10 +274,12 @@ def _updates_once(
     facts: LeafFacts,
     xs: list[str],
     cfg: RecallConfig,
+    speaker: Callable[[str], object] | None,
 ) -> dict[str, str]:
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
-    cand = facts.updaters
+    restate = cfg.update_restate_floor
+    cand = facts.updaters if restate is None else facts.present
     if cand.size == 0:
         return {}
     rx = np.fromiter((arr.row[x] for x in xs), np.int64, len(xs))
@@ -266,19 +290,26 @@ def _updates_once(
     at = facts.at[cand]
     ok = at[:, None] > facts.at[rx][None, :]
     opposite = (facts.side[cand][:, None] * facts.side[rx][None, :]) < 0
-    ok &= (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
+    reads = (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
         opposite & (sims >= cfg.update_flip_floor)
     )
+    ok &= reads if restate is None else reads | (sims >= restate)
     # What a person says within one session is one scene told in order ("we stopped
     # for coffee", "then started the drive home"); an update comes later.
     ok &= facts.session[cand][:, None] != facts.session[rx][None, :]
     # The newest few qualifying statements of each candidate are tried, newest first
-    # (then closest): the first among its nearest earlier statements wins.
+    # (then closest): the first among its nearest earlier statements wins. A statement
+    # read as a change goes before a mere later mention, however new: "back home
+    # after the hike" says less about the habit than the broken ankle before it.
     tries: dict[int, np.ndarray] = {}
     for j in range(len(xs)):
         idx = np.flatnonzero(ok[:, j])
         if idx.size:
-            tries[j] = idx[np.lexsort((-sims[idx, j], -at[idx]))[:_TRIES]]
+            idx = idx[np.lexsort((-sims[idx, j], -at[idx], ~reads[idx, j]))]
+            if speaker is not None:
+                idx = _said_by(idx, cand, ids, speaker, speaker(xs[j]))
+            if idx.size:
+                tries[j] = idx[:_TRIES]
     if not tries:
         return {}
     us = np.unique(np.concatenate(list(tries.values())))
@@ -290,3 +321,20 @@ def _updates_once(
                 out[xs[j]] = ids[int(cand[u])]
                 break
     return out
+
+
+def _said_by(
+    idx: np.ndarray, cand: np.ndarray, ids: Sequence[str], speaker: Callable[[str], object], who: object
+) -> np.ndarray:
+    """The first ``_TRIES`` of ``idx`` (rows of ``cand``, in order) said by ``who``.
+
+    Stops at the ``_TRIES``-th: a speaker is read from the node, and the newest few
+    decide.
+    """
+    keep: list[int] = []
+    for u in idx.tolist():
+        if speaker(ids[int(cand[u])]) == who:
+            keep.append(u)
+            if len(keep) == _TRIES:
+                break
+    return np.asarray(keep, dtype=np.int64)
