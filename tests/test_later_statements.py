@@ -77,7 +77,7 @@ def _facts(
 
 
 CFG = RecallConfig()
-# Only statements read as a change or an opposite stance update: the rules of those two.
+# Only statements read as a change or an opposite stance update (the default).
 READS = CFG.model_copy(update={"update_restate_floor": None})
 
 
@@ -278,12 +278,12 @@ def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Pa
     from personatree.text.stance import stance_label
 
     assert not is_change(PARTED, stance_label(PARTED)) and stance_label(PARTED) == "neutral"
-    on = PersonaTree.open(tmp_path / "memory.db")
+    cfg = PersonaTreeConfig()
+    on_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": 0.4})})
+    on = PersonaTree.open(tmp_path / "memory.db", on_cfg)
     try:
         observe_story(on, "rui", SWIM + [PARTED], OTHER, datetime(2025, 3, 3, 7, 0, tzinfo=timezone.utc))
-        cfg = PersonaTreeConfig()
-        off_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": None})})
-        off = PersonaTree.open(tmp_path / "memory.db", off_cfg, embedder=on.embedder)
+        off = PersonaTree.open(tmp_path / "memory.db", cfg, embedder=on.embedder)
         try:
             before = off.recall("rui", GIFT, budget=300)
             assert any(h in before.text for h in SWIM) and PARTED not in before.text
