@@ -23,6 +23,8 @@ from personatree import PersonaTree, PersonaTreeConfig
 from personatree.config import RecallConfig
 from personatree.retrieval.state import LevelArrays
 from personatree.retrieval.updates import LeafFacts, update_chains
+from personatree.text import is_change
+from personatree.text.stance import stance_label
 
 from .helpers import observe_story
 
@@ -274,9 +276,6 @@ GIFT = "Should I get them a season pass for the outdoor pool as a present?"
 
 
 def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Path) -> None:
-    from personatree.text import is_change
-    from personatree.text.stance import stance_label
-
     assert not is_change(PARTED, stance_label(PARTED)) and stance_label(PARTED) == "neutral"
     cfg = PersonaTreeConfig()
     on_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": 0.4})})

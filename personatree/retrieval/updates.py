@@ -245,7 +245,7 @@ def update_chains(
     dict of str to list of str
         Each update → the leaves it updates, in id order.
     """
-    if (facts.present if cfg.update_restate_floor is not None else facts.updaters).size == 0:
+    if _updaters(facts, cfg).size == 0:
         return {}
     frontier = [x for x in leaves[: cfg.update_top if top is None else top] if x in arr.row]
     nxt: dict[str, str] = {}
@@ -279,7 +279,7 @@ def _updates_once(
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
     restate = cfg.update_restate_floor
-    cand = facts.updaters if restate is None else facts.present
+    cand = _updaters(facts, cfg)
     if cand.size == 0:
         return {}
     rx = np.fromiter((arr.row[x] for x in xs), np.int64, len(xs))
@@ -321,6 +321,11 @@ def _updates_once(
                 out[xs[j]] = ids[int(cand[u])]
                 break
     return out
+
+
+def _updaters(facts: LeafFacts, cfg: RecallConfig) -> np.ndarray:
+    """The rows that may update another: every present one when restatements count."""
+    return facts.updaters if cfg.update_restate_floor is None else facts.present
 
 
 def _said_by(
