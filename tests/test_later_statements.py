@@ -278,11 +278,11 @@ GIFT = "Should I get them a season pass for the outdoor pool as a present?"
 def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Path) -> None:
     assert not is_change(PARTED, stance_label(PARTED)) and stance_label(PARTED) == "neutral"
     cfg = PersonaTreeConfig()
-    on_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": 0.4})})
-    on = PersonaTree.open(tmp_path / "memory.db", on_cfg)
+    off_cfg = cfg.model_copy(update={"recall": cfg.recall.model_copy(update={"update_restate_floor": None})})
+    on = PersonaTree.open(tmp_path / "memory.db", cfg)
     try:
         observe_story(on, "rui", SWIM + [PARTED], OTHER, datetime(2025, 3, 3, 7, 0, tzinfo=timezone.utc))
-        off = PersonaTree.open(tmp_path / "memory.db", cfg, embedder=on.embedder)
+        off = PersonaTree.open(tmp_path / "memory.db", off_cfg, embedder=on.embedder)
         try:
             before = off.recall("rui", GIFT, budget=300)
             assert any(h in before.text for h in SWIM) and PARTED not in before.text

@@ -76,10 +76,10 @@ class RecallConfig(Frozen):
         ``update_flip_floor`` (:mod:`personatree.retrieval.updates`).
     update_restate_floor : float or None
         Any later statement of the same speaker in a later session, at cosine ≥
-        this with a candidate, updates it too (None, the default, turns it off):
-        what the person said last about a thing is their current word on it,
-        whether or not its words read as a change. 0.4 lifts change-of-mind recall
-        but carries restatements that crowd small budgets.
+        this with a candidate, updates it too (None turns it off): what the person
+        said last about a thing is their current word on it, whether or not its
+        words read as a change. Such an update is worth its share of the candidate
+        but is never carried with it (it may only restate it).
     update_k : int
         A candidate is updated only when it is among the ``update_k`` statements
         said before the update that are closest to it in meaning.
@@ -132,7 +132,7 @@ class RecallConfig(Frozen):
     standing_k: int = Field(default=2, ge=1)
     update_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
     update_flip_floor: float = Field(default=0.5, ge=-1.0, le=1.0)
-    update_restate_floor: float | None = Field(default=None, ge=-1.0, le=1.0)
+    update_restate_floor: float | None = Field(default=0.4, ge=-1.0, le=1.0)
     update_k: int = Field(default=3, ge=1)
     update_top: int = Field(default=30, ge=0)
     update_rounds: int = Field(default=2, ge=1, le=5)

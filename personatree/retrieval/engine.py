@@ -21,11 +21,10 @@ import numpy as np
 from ..config import RecallConfig
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
-from ..stance import node_stance, opposed
 from ..types import Level, Route
 from .changes import newest_stance
 from .margin import evidence_rate
-from .options import RecallContext, expand, option, relevance
+from .options import RecallContext, changes_what_it_updates, expand, option, relevance
 from .packing import PackResult, Step, pack
 from .render import CLAIMS_HEADER, EVIDENCE_HEADER, Layout, date_header, layout, render_text
 from .result import Recall, RecallItem, TraceEntry
@@ -223,9 +222,7 @@ def _pack_to_budget(ctx: RecallContext, seeds: list[str], headers: dict[str, int
 
 def _update_words(ctx: RecallContext, nid: str) -> str:
     """How a later statement relates to what it updates, for its reason."""
-    state = ctx.state
-    stance = node_stance(state.nodes[nid])
-    if nid in state.changes or any(opposed(stance, node_stance(state.nodes[x])) for x in ctx.updates[nid]):
+    if changes_what_it_updates(ctx, nid):
         return "a later statement that changes"
     return "a later statement about the same thing as"
 

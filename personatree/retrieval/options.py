@@ -36,7 +36,7 @@ from .render import CONFLICT_MARKS, leaf_date, node_line
 from .scoring import Scored, calibrated
 from .state import RetrievalState
 
-__all__ = ["RecallContext", "companion", "cosine", "expand", "option", "relevance"]
+__all__ = ["RecallContext", "changes_what_it_updates", "companion", "cosine", "expand", "option", "relevance"]
 
 _MAX_CHILDREN = 4  # supporting nodes a claim can show (best by cosine)
 
@@ -308,9 +308,10 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     sushi"), not the mood of a moment in a story ("it wasn't easy"); a later
     statement on the same thing that takes no opposite stance is carried when the
     two name a topic in common ("the lido and I have parted ways" after "I swim at
-    the lido every morning"). And a start that reverses nothing ("I joined a choir",
-    after "I love singing") adds to what came before rather than ending it: shown,
-    it is worth what it is worth on its own.
+    the lido every morning"), at no worth of its own (:func:`_update_companion`).
+    And a start that reverses nothing ("I joined a choir", after "I love singing")
+    adds to what came before rather than ending it: shown, it is worth what it is
+    worth on its own.
     """
     state = ctx.state
     later = state.nodes[ctx.updated_by[n.id]]
@@ -333,17 +334,35 @@ def _share_a_topic(a: str, b: str) -> bool:
     return not content_lemmas(tokenize(a)).isdisjoint(content_lemmas(tokenize(b)))
 
 
+def changes_what_it_updates(ctx: RecallContext, update_id: str) -> bool:
+    """Whether a later statement reads as a change of what it updates.
+
+    It tells a change, or takes the opposite stance to one of the statements it
+    updates; else it is only the person's later word on the same thing, linked by
+    meaning (``recall.update_restate_floor``), which may merely restate it.
+    """
+    state = ctx.state
+    if update_id in state.changes:
+        return True
+    stance = node_stance(state.nodes[update_id])
+    return any(opposed(stance, node_stance(state.nodes[x])) for x in ctx.updates.get(update_id, ()))
+
+
 def _update_companion(ctx: RecallContext, update_id: str) -> Companion:
-    """The later statement an earlier one carries, at its own worth and line cost.
+    """The later statement an earlier one carries, at its line cost and worth.
 
     Unlike a claim's contradiction it is shown as evidence of its own (dated, in
-    its session's group), so it costs its own line, and it adds its own value: it
+    its session's group), so it costs its own line. A change adds its own value: it
     is worth showing for the question, not only as the price of the old statement.
+    A later word that reads as no change adds none: it is the price of showing the
+    old statement honestly (it may end it in words no rule reads), and valued for
+    itself it would also buy what only restates the old one ("I still run every
+    morning"), crowding out of a small budget what matters more.
     """
     o = ctx.options.get(update_id)
     if o is None:
         o = ctx.options[update_id] = option(ctx, ctx.state.nodes[update_id], 0.0)
-    return Companion(update_id, o.value, o.tokens)
+    return Companion(update_id, o.value if changes_what_it_updates(ctx, update_id) else 0.0, o.tokens)
 
 
 def expand(ctx: RecallContext, parent: str) -> list[Option]:
