@@ -11,12 +11,15 @@ its own code writes), then the two alternate, ``--rounds`` fresh processes each:
 one recall of the small user, the big user's first recall, ``--queries`` warm recalls.
 Every figure is taken in wall time and in the process's CPU time: on a shared machine
 the first is mostly the other jobs' load, the second what the recall itself costs.
+Full collections of the cyclic garbage collector are counted with their CPU time, in
+the first recall and in the warm ones: where one falls is part of what a restart costs.
 The stores of the two checkouts must be separate files (each writes its own snapshot).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -42,17 +45,38 @@ def child(root: str, url: str, queries: int) -> None:
     tree = _open(url, "fast")
     tree.recall(OTHER, "What do I grow?", budget=1000)
 
+    # Full collections of the cyclic garbage collector, with their CPU time: where one
+    # falls (the first recall, or a later one) is part of what a restart costs.
+    fulls: list[float] = []
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                started[0] = time.process_time()
+            else:
+                fulls.append(time.process_time() - started[0])
+
+    gc.callbacks.append(on_gc)
+
     def timed(q: str) -> tuple[float, float]:
         w, c = time.perf_counter(), time.process_time()
         tree.recall(USER, q, budget=1000)
         return time.perf_counter() - w, time.process_time() - c
 
+    fulls.clear()
     first = timed(qs[0])
+    first_fulls = list(fulls)
+    fulls.clear()
     warm = [timed(q) for q in qs[1:]]
     tree.close()
+    gc.callbacks.remove(on_gc)
+    cpus = sorted(w[1] for w in warm)
     print(json.dumps({"first_s": first[0], "first_cpu": first[1],
                       "warm_s": statistics.median(w[0] for w in warm),
-                      "warm_cpu": statistics.median(w[1] for w in warm)}), flush=True)
+                      "warm_cpu": statistics.median(cpus), "warm_cpu_max": cpus[-1],
+                      "first_full_cpu": sum(first_fulls), "warm_fulls": len(fulls),
+                      "warm_full_cpu": sum(fulls)}), flush=True)
 
 
 def fresh(root: str, url: str, queries: int) -> dict[str, Any]:
@@ -64,6 +88,10 @@ def fresh(root: str, url: str, queries: int) -> dict[str, Any]:
 
 def _ms(runs: list[dict[str, Any]], key: str, digits: int) -> str:
     return " / ".join(f"{1000 * r[key]:.{digits}f}" for r in runs)
+
+
+def _fulls(runs: list[dict[str, Any]]) -> str:
+    return " / ".join(f"{r['warm_fulls']}, {1000 * r['warm_full_cpu']:.0f}" for r in runs)
 
 
 def main() -> None:
@@ -82,8 +110,9 @@ def main() -> None:
     setups = [("base", args.base, args.base_dir), ("this", str(ROOT), args.dir)]
     print(f"load {open('/proc/loadavg').read().split()[:3]}" if os.path.exists("/proc/loadavg") else "")
     print("| observations | code | first ms | warm p50 ms | first / warm | CPU: first ms | CPU: warm p50 ms "
-          "| CPU: first / warm (median) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| CPU: first / warm (median) | CPU: warm max ms | full collections: CPU ms in the first recall "
+          "| full collections in the warm recalls (count, CPU ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         urls = {label: f"sqlite:///{Path(d) / f'user-{n}-fast.db'}" for label, _, d in setups}
         for label, root, _ in setups:
@@ -97,7 +126,9 @@ def main() -> None:
             wall = statistics.median(r["first_s"] / r["warm_s"] for r in rs)
             cpu = statistics.median(r["first_cpu"] / r["warm_cpu"] for r in rs)
             print(f"| {n:,} | {label} | {_ms(rs, 'first_s', 0)} | {_ms(rs, 'warm_s', 1)} | {wall:.1f}x | "
-                  f"{_ms(rs, 'first_cpu', 0)} | {_ms(rs, 'warm_cpu', 1)} | {cpu:.1f}x |", flush=True)
+                  f"{_ms(rs, 'first_cpu', 0)} | {_ms(rs, 'warm_cpu', 1)} | {cpu:.1f}x | "
+                  f"{_ms(rs, 'warm_cpu_max', 0)} | {_ms(rs, 'first_full_cpu', 0)} | "
+                  f"{_fulls(rs)} |", flush=True)
     if os.path.exists("/proc/loadavg"):
         print(f"load {open('/proc/loadavg').read().split()[:3]}")
 

@@ -5,6 +5,16 @@ of small objects that all stay alive. Every allocation threshold crossed starts 
 collection that walks them all and finds no garbage (about half the time of a large
 load). Pausing the collector for the block and resuming it after changes nothing
 else: nothing is frozen, and the application's objects are collected as usual.
+
+A block may also *settle* what it made: hand it to the oldest generation at once,
+as the collector itself would after two young collections that find it all alive.
+Only a full collection looks at the oldest generation, and the collector runs one
+when the objects promoted into it since the last one reach a quarter of those it
+kept; settled objects are not counted as promoted. So a load that is large next to
+the process's heap does not make a full collection due by itself (in a small
+worker, 150–280 ms walking a heap the load just made, all of it alive): the next
+one comes when the application's own promotions make it due, as if the load had
+not happened, and walks the loaded objects then.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ __all__ = ["paused_gc"]
 
 
 @contextmanager
-def paused_gc(*, collect_after: bool = False) -> Iterator[None]:
+def paused_gc(*, collect_after: bool = False, settle: bool = False) -> Iterator[None]:
     """The cyclic garbage collector paused for the block (resumed if it was on).
 
     Parameters
@@ -26,6 +36,13 @@ def paused_gc(*, collect_after: bool = False) -> Iterator[None]:
         Collect the young generation once the block ends. For blocks that run back to
         back on a background thread: the pause is process-wide, and without it the
         collector would find no moment of its own between them.
+    settle : bool
+        When the block ends without an error, move every object of the young
+        generations to the oldest one, uncounted (see the module's docstring). For
+        a block whose objects stay alive for long: a user's tree and its retrieval
+        state. The application's young objects move too: garbage among them waits
+        for the next full collection instead of the next young one. Nothing is
+        frozen.
 
     Yields
     ------
@@ -35,6 +52,12 @@ def paused_gc(*, collect_after: bool = False) -> Iterator[None]:
     gc.disable()
     try:
         yield
+        if settle and was:
+            # ``freeze`` moves every generation to the permanent one and ``unfreeze``
+            # moves that into the oldest: two list splices, no walk, and no count of
+            # promotions (the count that makes a full collection due).
+            gc.freeze()
+            gc.unfreeze()
     finally:
         if was:
             gc.enable()

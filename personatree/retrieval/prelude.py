@@ -140,16 +140,18 @@ def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
     thousands of objects that all stay alive: every allocation threshold crossed
     starts a collection that walks them all and finds no garbage (about 40 % of a
     10,000-observation user's first recall). So the collector is paused during the
-    build and resumed after it. What the build left alive is not moved out of the
-    collector's reach (``gc.freeze``): that is process-wide, and a library must not
-    change how the application's own objects are collected. A state already cached,
-    or a collector already off, changes nothing.
+    build, what the build left alive is settled in the oldest generation (in a small
+    worker it would otherwise make a full collection of the whole heap due within
+    the next recall: :mod:`personatree.collector`), and the collector resumes. It is
+    not moved out of the collector's reach (``gc.freeze`` alone): that is
+    process-wide, and the application's objects would go uncollected. A state
+    already cached, or a collector already off, changes nothing.
     """
     engine = engine_of(tree)
     if user_id in engine.caches.get(_STATES, dict) or not gc.isenabled():
         yield
         return
-    with paused_gc():
+    with paused_gc(settle=True):
         yield
 
 
