@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from personatree import PersonaTree, PersonaTreeConfig
 from personatree.config import RecallConfig
 from personatree.retrieval.state import LevelArrays
-from personatree.retrieval.updates import LeafFacts, update_chains
+from personatree.retrieval.updates import LeafFacts, tried_first, update_chains
 from personatree.text import is_change
 from personatree.text.stance import stance_label
 
@@ -295,3 +295,19 @@ def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Pa
         assert item.reason.split(": ", 1)[1].startswith("a later statement about the same thing as")
     finally:
         on.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=40),
+    st.integers(0, 12),
+)
+def test_the_first_tries_are_the_start_of_the_whole_order(rows, n) -> None:
+    # Few distinct times and cosines: ties at the cut are the case to get right.
+    reads = np.array([r for r, _, _ in rows])
+    at = np.array([float(t) for _, t, _ in rows])
+    sims = np.array([c / 5 for _, _, c in rows])
+    idx = np.arange(len(rows))[:: 1 if n % 2 else -1]  # any order of the qualifying rows
+    whole = idx[np.lexsort((-sims[idx], -at[idx], ~reads[idx]))]
+    assert tried_first(idx, reads, at, sims).tolist() == whole.tolist()
+    assert tried_first(idx, reads, at, sims, n).tolist() == whole[:n].tolist()

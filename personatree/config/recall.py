@@ -78,8 +78,9 @@ class RecallConfig(Frozen):
         Any later statement of the same speaker in a later session, at cosine ≥
         this with a candidate, updates it too (None turns it off): what the person
         said last about a thing is their current word on it, whether or not its
-        words read as a change. Such an update is worth its share of the candidate
-        but is never carried with it (it may only restate it).
+        words read as a change. Shown alone, such an update is worth its share of
+        the candidate; carried with it (when the two name a thing in common), it
+        adds no worth of its own to the pair: it may only restate it.
     update_k : int
         A candidate is updated only when it is among the ``update_k`` statements
         said before the update that are closest to it in meaning.

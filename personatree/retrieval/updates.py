@@ -47,7 +47,7 @@ from ..config import RecallConfig
 from ..types import Level
 from .state import LevelArrays, RetrievalState
 
-__all__ = ["LeafFacts", "kth_largest", "leaf_facts", "later_statements", "update_chains"]
+__all__ = ["LeafFacts", "kth_largest", "leaf_facts", "later_statements", "tried_first", "update_chains"]
 
 # Qualifying later statements tried per candidate, newest first: the first try of an
 # updater costs one pass over the user's leaves, and the newest few decide in practice.
@@ -304,12 +304,21 @@ def _updates_once(
     tries: dict[int, np.ndarray] = {}
     for j in range(len(xs)):
         idx = np.flatnonzero(ok[:, j])
-        if idx.size:
-            idx = idx[np.lexsort((-sims[idx, j], -at[idx], ~reads[idx, j]))]
-            if speaker is not None:
-                idx = _said_by(idx, cand, ids, speaker, speaker(xs[j]))
-            if idx.size:
-                tries[j] = idx[:_TRIES]
+        if not idx.size:
+            continue
+        col, read = sims[:, j], reads[:, j]
+        if speaker is None:
+            picks = tried_first(idx, read, at, col, _TRIES)
+        else:
+            # The speaker is read node by node: a prefix of the order usually holds
+            # the speaker's newest few (the whole order only when it does not).
+            who = speaker(xs[j])
+            order = tried_first(idx, read, at, col, 4 * _TRIES)
+            picks = _said_by(order, cand, ids, speaker, who)
+            if picks.size < _TRIES and order.size < idx.size:
+                picks = _said_by(tried_first(idx, read, at, col), cand, ids, speaker, who)
+        if picks.size:
+            tries[j] = picks[:_TRIES]
     if not tries:
         return {}
     us = np.unique(np.concatenate(list(tries.values())))
@@ -321,6 +330,48 @@ def _updates_once(
                 out[xs[j]] = ids[int(cand[u])]
                 break
     return out
+
+
+def tried_first(
+    idx: np.ndarray, reads: np.ndarray, at: np.ndarray, sims: np.ndarray, n: int | None = None
+) -> np.ndarray:
+    """The first ``n`` of ``idx`` in the order an update is tried (pure).
+
+    Statements read as a change first, then the newest, then the closest: the order
+    of ``idx[np.lexsort((-sims[idx], -at[idx], ~reads[idx]))]``, ties included. With
+    the restate floor thousands of a user's statements may qualify for a candidate
+    and only the first few are tried, so the rest is not sorted.
+
+    Parameters
+    ----------
+    idx : ndarray of int
+        Rows that qualify.
+    reads, at, sims : ndarray
+        Per row: read as a change, when said, cosine with the candidate.
+    n : int, optional
+        How many (default: all of them).
+
+    Returns
+    -------
+    ndarray of int
+    """
+    if n is None or idx.size <= n:
+        return idx[np.lexsort((-sims[idx], -at[idx], ~reads[idx]))]
+    first = reads[idx]
+    parts: list[np.ndarray] = []
+    left = n
+    for group in (idx[first], idx[~first]):
+        if left <= 0 or not group.size:
+            continue
+        if group.size > left:
+            # Every row at least as new as the left-th newest (ties kept): the first
+            # ``left`` of the group are among them.
+            when = at[group]
+            group = group[when >= np.partition(when, group.size - left)[group.size - left]]
+        ordered = group[np.lexsort((-sims[group], -at[group]))][:left]
+        parts.append(ordered)
+        left -= ordered.size
+    return np.concatenate(parts) if parts else idx[:0]
 
 
 def _updaters(facts: LeafFacts, cfg: RecallConfig) -> np.ndarray:
