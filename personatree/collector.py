@@ -14,7 +14,12 @@ kept; settled objects are not counted as promoted. So a load that is large next 
 the process's heap does not make a full collection due by itself (in a small
 worker, 150–280 ms walking a heap the load just made, all of it alive): the next
 one comes when the application's own promotions make it due, as if the load had
-not happened, and walks the loaded objects then.
+not happened, and walks the loaded objects then. The price: settled objects that
+die in a reference cycle wait for such a collection, which they never make due (a
+process that loads and drops user after user would grow by a tree a time). So only
+what reference counting frees once dropped is settled: a user's tree holds no cycle
+(:class:`~personatree.graph.MemoryGraph` keeps no networkx view of itself), nor does
+its retrieval state.
 """
 
 from __future__ import annotations
@@ -39,16 +44,20 @@ def paused_gc(*, collect_after: bool = False, settle: bool = False) -> Iterator[
     settle : bool
         When the block ends without an error, move every object of the young
         generations to the oldest one, uncounted (see the module's docstring). For
-        a block whose objects stay alive for long: a user's tree and its retrieval
-        state. The application's young objects move too: garbage among them waits
-        for the next full collection instead of the next young one. Nothing is
-        frozen.
+        a block whose objects stay alive for long, and that hold no reference cycle
+        once dropped (reference counting must free them): a user's tree and its
+        retrieval state. The young generations are collected before the block
+        starts, so that what the block settles is what it made, not the
+        application's young garbage (a cycle settled uncounted would wait for a
+        full collection, with all it holds). Nothing is frozen.
 
     Yields
     ------
     None
     """
     was = gc.isenabled()
+    if settle and was:
+        gc.collect(1)  # the young generations only: what is young now is not the block's
     gc.disable()
     try:
         yield

@@ -15,9 +15,16 @@ embedding matrix stays in step with the nodes.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import networkx as nx
+from networkx.classes.reportviews import (
+    DiDegreeView,
+    InDegreeView,
+    InEdgeView,
+    OutDegreeView,
+    OutEdgeView,
+)
 
 from .errors import InvariantError, UnknownNodeError
 from .index import EmbeddingIndex
@@ -32,6 +39,29 @@ def _statement_key(content: str) -> str:
     return " ".join(content.lower().split()).rstrip(".!?…")
 
 
+def _fresh(view: Callable[[nx.DiGraph], object]) -> Any:
+    """A property that makes ``view`` of the graph on each use instead of caching it."""
+    return property(lambda graph: view(graph))
+
+
+class _DiGraph(nx.DiGraph):
+    """A networkx ``DiGraph`` that keeps no view of itself.
+
+    networkx caches its edge and degree views on the graph, and each view refers back
+    to the graph: a reference cycle, so a tree the engine drops would wait for a full
+    collection of the cyclic garbage collector, whole, however long that takes to
+    come. Views made fresh on each use (a few attribute sets) leave a dropped tree to
+    reference counting, which frees it at once.
+    """
+
+    edges = _fresh(OutEdgeView)
+    out_edges = _fresh(OutEdgeView)
+    in_edges = _fresh(InEdgeView)
+    degree = _fresh(DiDegreeView)
+    in_degree = _fresh(InDegreeView)
+    out_degree = _fresh(OutDegreeView)
+
+
 class MemoryGraph:
     """A typed evidence tree for one user.
 
@@ -43,7 +73,7 @@ class MemoryGraph:
 
     def __init__(self, user_id: str) -> None:
         self.user_id = user_id
-        self._g = nx.DiGraph()
+        self._g = _DiGraph()
         self._index: dict[Level, EmbeddingIndex] = {lv: EmbeddingIndex() for lv in Level}
         # (session id, normalised statement) -> leaf id, to recognise a repeated statement.
         self._statements: dict[tuple[str, str], str] = {}

@@ -72,3 +72,12 @@ def test_a_block_that_fails_or_runs_with_the_collector_off_settles_nothing() -> 
         assert _generation_of(off) == 0
     finally:
         gc.enable()
+
+
+def test_a_settled_block_settles_what_it_made_not_young_garbage_from_before() -> None:
+    gc.collect()
+    ref = weakref.ref(_Cycle())  # young garbage of the application, made before the block
+    with paused_gc(settle=True):
+        kept = [_Cycle()]
+    assert ref() is None  # collected, not settled where only a full collection looks
+    assert _generation_of(kept) == 2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,6 +89,27 @@ def test_copy_is_independent(g: MemoryGraph) -> None:
     assert c.same_as(g)
     c.node("m1").logit = 2.0
     assert g.node("m1").logit == 0.0 and not c.same_as(g)
+
+
+def test_a_dropped_graph_is_freed_by_reference_counting() -> None:
+    g = MemoryGraph("u")
+    for nid, lv in [("l1", Level.LEAF), ("m1", Level.MID), ("r1", Level.ROOT)]:
+        g.add_node(mk(nid, lv))
+    g.add_edge(edge("l1", "m1"))
+    g.add_edge(edge("m1", "r1"))
+    # Every read that networkx answers with a view of the graph, on the graph itself.
+    list(g.edges()), g.parent("l1"), g.children("m1"), g.conflicts_of("m1"), g.subtree("r1")
+    inner = g._g
+    list(inner.edges), list(inner.in_edges("m1")), list(inner.out_edges("m1")), dict(inner.degree)
+    dict(inner.in_degree), dict(inner.out_degree)
+    ref = weakref.ref(inner)
+    del inner
+    gc.disable()  # nothing but reference counting may free it
+    try:
+        del g
+        assert ref() is None
+    finally:
+        gc.enable()
 
 
 ops = st.lists(
