@@ -49,19 +49,23 @@ def paused_gc(*, collect_after: bool = False, settle: bool = False) -> Iterator[
         retrieval state. The young generations are collected before the block
         starts, so that what the block settles is what it made, not the
         application's young garbage (a cycle settled uncounted would wait for a
-        full collection, with all it holds). Nothing is frozen.
+        full collection, with all it holds). Nothing is frozen, and nothing is
+        settled while the application keeps objects frozen.
 
     Yields
     ------
     None
     """
     was = gc.isenabled()
-    if settle and was:
+    # An application that froze its own objects (``gc.freeze`` after a preload) keeps
+    # them frozen: ``unfreeze`` below would thaw them too, so nothing is settled then.
+    settle = settle and was and not gc.get_freeze_count()
+    if settle:
         gc.collect(1)  # the young generations only: what is young now is not the block's
     gc.disable()
     try:
         yield
-        if settle and was:
+        if settle:
             # ``freeze`` moves every generation to the permanent one and ``unfreeze``
             # moves that into the oldest: two list splices, no walk, and no count of
             # promotions (the count that makes a full collection due).

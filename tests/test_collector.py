@@ -81,3 +81,15 @@ def test_a_settled_block_settles_what_it_made_not_young_garbage_from_before() ->
         kept = [_Cycle()]
     assert ref() is None  # collected, not settled where only a full collection looks
     assert _generation_of(kept) == 2
+
+
+def test_objects_the_application_froze_stay_frozen() -> None:
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc(settle=True):
+            young = [_Cycle()]
+        assert gc.get_freeze_count() == frozen and _generation_of(young) < 2
+    finally:
+        gc.unfreeze()
