@@ -65,6 +65,9 @@ __all__ = [
     "STOPWORDS",
     "TIME_WORDS",
     "TOPIC_SKIP",
+    "UNBEATEN",
+    "UNBEATEN_LINKS",
+    "UNBEATEN_NEGATORS",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -291,10 +294,22 @@ NEGATORS: frozenset[str] = frozenset(
 # Negations of these verbs say nothing about the topic ("I don't know", "can't wait").
 NEG_EXEMPT: frozenset[str] = frozenset(
     """know think wait believe mind worry forget sure only doubt just mean matter remember
-    lie kidding help""".split()
+    lie kidding help joke complain""".split()
 )
-# "can't wait" is eager anticipation: positive.
-POSITIVE_NEGATED: frozenset[str] = frozenset({"wait"})
+# "can't wait" is eager anticipation, "can't complain" mild content: positive.
+POSITIVE_NEGATED: frozenset[str] = frozenset({"wait", "complain"})
+# A comparison nothing wins is the top of the scale: "never felt better", "couldn't be
+# happier", "nothing beats a swim" praise; after these negators the word is not flipped.
+# ("I don't feel better" is still a negation: only these negators make the idiom.)
+UNBEATEN_NEGATORS: frozenset[str] = frozenset("never couldn't couldnt nothing".split())
+UNBEATEN: frozenset[str] = frozenset(
+    """better happier healthier fitter calmer nicer beats beat compares tops""".split()
+)
+# The only words that may stand between such a negator and the comparison: "never
+# been better", "couldn't have gone better" (not "I never get better at chess").
+UNBEATEN_LINKS: frozenset[str] = frozenset(
+    """be been is have felt feel looked look tasted sounded seemed gone slept ever""".split()
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -366,10 +381,17 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 )
 # Cessations the main pattern leaves out because they need more context: "I'm over
 # spin classes" (not "over the moon", "over 40"), "I haven't played tennis since I
-# moved".
+# moved"; and ends told in other words, which name the stance of a sentence but are
+# not the plain cessation the judge's polarity reads: a thing cut out or sworn off
+# ("I've cut out caffeine", not "cut out for"), off the menu, a ban or being told to
+# stop by someone with the standing to, being done with a thing, a death.
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
     r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
+    r"|\b(?:i've|we've|i have|we have) (?:\w+ )?cut out (?!for\b)|\b(?:swore|sworn|swear) off\b"
+    r"|\boff the menu\b|\bkicked the habit\b|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
+    r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"
+    r"|\b(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|through) with\b|\bpassed away\b"
 )
 # A change in the speaker's circumstances told in one statement: a move, a job or
 # relationship that began or ended, a diagnosis or injury that rules something out,
@@ -381,7 +403,7 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped)|promoted to|retired|laid off|"
     r"switched (?:to|jobs|careers|teams)|divorc(?:e|ed)|broke up|split up|separated|proposed|pregnant|"
     r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
-    r"(?:broke|tore|injured|hurt) my|(?:tore|sprained|fractured|ruptured|dislocated) (?:a|an|my)|surgery|"
+    r"(?:broke|tore|injured|hurt) my|(?:tore|sprained|twisted|fractured|ruptured|dislocated) (?:a|an|my)|surgery|"
     r"sober|cut out|cut back on|gave up|given up|had to stop|adopted|came round to|come round to|"
     r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free)|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
@@ -397,6 +419,7 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:signed|accepted) (?:a|an|the|my) (?:[\w-]+ ){0,2}(?:contract|offer|lease)|"
     # Told to stop by someone with the standing to: "the doctor told me to hand in my licence".
     r"(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|cut|stay off|lay off)|"
+    r"(?:doctor|physio|physiotherapist|gp|surgeon|dentist|consultant)'?s? (?:says|said) no (?:more )?[a-z]|"
     # A condition that began weeks or months ago: "I've had terrible insomnia for weeks".
     r"(?:i've|i have) (?:had|been having) (?:[\w-]+ ){1,3}?for (?:weeks|months|a few weeks|a few months|"
     r"the (?:past|last) (?:few )?(?:weeks|months)))\b"

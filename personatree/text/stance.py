@@ -36,6 +36,9 @@ from ..lexicons import (
     STANCE_PHRASE_NEG_RE,
     STANCE_PHRASE_POS_RE,
     STANCE_POS,
+    UNBEATEN,
+    UNBEATEN_LINKS,
+    UNBEATEN_NEGATORS,
     START_RE,
     STOP_EXTRA_RE,
 )
@@ -170,6 +173,15 @@ def _word_value(toks: list[str], i: int, prev: str) -> tuple[int, bool, bool]:
 _SCORED = STANCE_POS | STANCE_NEG | LIKE_FORMS | AFFECT_POS | AFFECT_NEG | {"stand", "sick", "tired"}
 
 
+def _unbeaten(toks: list[str], neg: int, i: int) -> bool:
+    """Whether the negator at ``neg`` and the comparison at ``i`` say nothing beats it."""
+    return (
+        i - neg <= _NEG_WINDOW
+        and toks[neg] in UNBEATEN_NEGATORS
+        and all(t in UNBEATEN_LINKS for t in toks[neg + 1:i])
+    )
+
+
 @dataclass(slots=True)
 class _WordScan:
     """The running sums of :func:`_scan_words` (unclipped)."""
@@ -183,12 +195,18 @@ class _WordScan:
 def _scan_words(toks: list[str]) -> _WordScan:
     """Sum the stance and affect words, each flipped by a negator up to
     :data:`_NEG_WINDOW` tokens before it; a negator flips at most one word, and one
-    that flips none is a free negation of the statement itself."""
+    that flips none is a free negation of the statement itself. A comparison nothing
+    wins ("never felt better", "nothing beats") counts as praise."""
     out = _WordScan()
     last_neg = -100
     neg_used = True
     prev = ""
     for i, t in enumerate(toks):
+        if t in UNBEATEN and not neg_used and _unbeaten(toks, last_neg, i):
+            out.affect += 1  # "never felt better": praise, not a negation
+            neg_used = True
+            prev = t
+            continue
         if t in NEGATORS:
             nxt = toks[i + 1] if i + 1 < len(toks) else ""
             if nxt in NEG_EXEMPT:
