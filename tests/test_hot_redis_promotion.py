@@ -33,10 +33,11 @@ def test_a_promotion_writes_what_a_build_from_scratch_writes(stores, redis_serve
     seen: dict[str, int] = {"reused": 0, "patched": 0}
     real_build, real_encode, real_patch = shared.build_entry, hot_redis.encode_entry, shared.patch_snapshot
 
-    def build(graph: Any, tstate: Any, tcfg: Any, version: int, fp: str, known: Any = None) -> Any:
-        got = real_build(graph, tstate, tcfg, version, fp, known=known)
+    def build(graph: Any, tstate: Any, tcfg: Any, version: int, fp: str, known: Any = None,
+              counter: Any = None) -> Any:
+        got = real_build(graph, tstate, tcfg, version, fp, known=known, counter=counter)
         if known:
-            scratch = real_build(graph, tstate, tcfg, version, fp)
+            scratch = real_build(graph, tstate, tcfg, version, fp, counter=counter)
             assert got.tiers == scratch.tiers and got.bound == scratch.bound and got.heads == scratch.heads
             assert [n.id for n in got.nodes] == [n.id for n in scratch.nodes] and got.edges == scratch.edges
         return got

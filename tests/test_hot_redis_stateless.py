@@ -16,6 +16,7 @@ from personatree.config import PersonaTreeConfig, RecallConfig
 from personatree.hot_redis import HOT_FIELDS, decode_entry
 from personatree.retrieval.prelude import prepare_recall
 from personatree.tiering.entry_bound import bound_could
+from personatree.tiering.line_bound import counter_name
 from personatree.types import Level
 from personatree.tiering.shared_read import _could_suffice
 from personatree.tiering.entries import entry_graph, tier1_ids
@@ -46,8 +47,12 @@ def test_the_bound_says_what_the_entry_s_nodes_say(stores) -> None:
             req = prepare_recall(reader.engine, q, budget=80, model=None, levels=levels)
             want = (_could_suffice(g, None, req, tcfg), _could_suffice(g, held1, req, tcfg))
             got = bound_could(entry.bound, fields["emb"], req.qvec, tcfg.sufficient_cosine,
-                              tcfg.sufficient_fill * 80, req.levels)
+                              tcfg.sufficient_fill * 80, req.levels, req.counter)
             assert got == want, (q, fill)
+    # The costs are in the tokens of the counter recall uses, named; another counter
+    # reads the costs in bytes, which bound any tokenizer.
+    assert entry.bound["tok_by"] == counter_name(req.counter)
+    assert all(t < b for t, b in zip(entry.bound["tok"], entry.bound["cost"]))
 
 
 def test_access_flushes_of_a_stateless_worker_do_not_load_the_tree(stores, embedder, redis_server) -> None:

@@ -247,7 +247,8 @@ def test_hot_index_updates_like_a_rebuild(graph, embedder, registry) -> None:
 @pytest.mark.parametrize("fill", [0.0, 0.05, 0.1, 0.2, 0.4])
 def test_could_suffice_bounds_sufficient(graph, embedder, registry, fill) -> None:
     """The cheap pre-check never skips a tier whose answer would have been sufficient,
-    and it does skip tiers with nothing close to the query."""
+    in bytes or in the recall's tokens, and it does skip tiers with nothing close to
+    the query; in tokens it skips more."""
     from personatree.retrieval.engine import recall_state
     from personatree.retrieval.tokens import shared_counter
     from personatree.tiering.search import could_suffice, sufficient
@@ -256,13 +257,20 @@ def test_could_suffice_bounds_sufficient(graph, embedder, registry, fill) -> Non
     state = RetrievalState(graph).refresh(graph, 1)
     router = default_router(embedder)
     queries = [t for _, t, _ in LEAVES] + MIDS + ["What is my dog called?", "Tell me about quantum chromodynamics."]
-    skipped = 0
+    skipped = skipped_tokens = 0
     for q in queries:
         v = embedder.embed([q])[0]
         for counter in (WordCounter(), shared_counter("gpt-4o-mini")):
             res = recall_state(state, q, v, router.route_vector(q, v), registry=registry, counter=counter,
                                budget=100, now=NOW, cfg=RecallConfig())
-            possible = could_suffice(state, v, cfg, 100)
-            assert possible or not sufficient(res, state.nodes, v, cfg, 100), q
-            skipped += not possible
+            enough = sufficient(res, state.nodes, v, cfg, 100)
+            in_bytes = could_suffice(state, v, cfg, 100)
+            in_tokens = could_suffice(state, v, cfg, 100, counter=counter)
+            assert in_bytes or not enough, q
+            assert in_tokens or not enough, q
+            assert in_bytes or not in_tokens, q  # tokens never loosen the bound
+            skipped += not in_bytes
+            skipped_tokens += not in_tokens
     assert skipped > 0
+    if fill >= 0.2:  # a need of a few lines: bytes count one line as four
+        assert skipped_tokens > skipped

@@ -24,6 +24,7 @@ import orjson
 from ..config import TieringConfig
 from ..engine.core import Engine
 from ..graph import MemoryGraph
+from ..ports import TokenCounter
 from ..collector import paused_gc
 from ..retrieval.lexical import token_memo
 from ..retrieval.lex_snapshot import lexical_snapshot, restore_state
@@ -49,7 +50,8 @@ def fingerprint(engine: Engine, tcfg: TieringConfig) -> str:
 
 
 def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, version: int, fp: str,
-                known: Mapping[str, Sequence[str]] | None = None) -> "HotEntry":
+                known: Mapping[str, Sequence[str]] | None = None,
+                counter: TokenCounter | None = None) -> "HotEntry":
     """The entry of ``tstate``'s tiers over ``graph`` at store ``version`` (without
     ``lex``; with ``bound``, see :mod:`~personatree.tiering.entry_bound`).
 
@@ -65,6 +67,9 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
     known : mapping, optional
         Closures computed already over a tree of the same content and under the same
         fingerprint (a promotion's prior entry): used as they are.
+    counter : TokenCounter, optional
+        The counter recall uses by default: the ``bound`` then also holds each
+        node's line cost in its tokens.
 
     Returns
     -------
@@ -96,7 +101,7 @@ def build_entry(graph: MemoryGraph, tstate: TierState, tcfg: TieringConfig, vers
             "promotions": tstate.promotions, "demotions": tstate.demotions}
     entry = HotEntry(graph.user_id, version, tiers, gate, tstate.anchor, [graph.node(y) for y in ids], edges, cold)
     held1 = {y for x in tier1_ids(entry) for y in closures[x]}
-    entry.bound = bound_data(entry.nodes, held1)
+    entry.bound = bound_data(entry.nodes, held1, counter)
     return entry
 
 

@@ -6,8 +6,10 @@ every node of the tier with cosine ≥ ``sufficient_cosine``, at the most its re
 line could cost, must fill ``sufficient_fill`` of the budget. An entry carries what
 that bound reads of each of its embedded nodes (``bound``: its level, that cost and
 whether tier 1's sub-tree holds it), aligned with the rows of its embedding block,
-so a reader decides from the embeddings and these three columns alone, without
-decoding the entry's nodes, building its graph or indexing it.
+so a reader decides from the embeddings and these columns alone, without decoding
+the entry's nodes, building its graph or indexing it. The cost is kept in bytes
+(a bound for any tokenizer) and, when the writer had a counter, in that counter's
+tokens with its name: a reader counting with the same one uses the tokens.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..types import Level, Node
-from .search import line_cost
+from ..ports import TokenCounter
+from .line_bound import counter_name, line_bytes, line_tokens
 
 __all__ = ["bound_data", "bound_could"]
 
 _F32 = np.dtype("<f4")
 
 
-def bound_data(nodes: Iterable[Node], tier1: set[str]) -> dict[str, Any]:
+def bound_data(nodes: Iterable[Node], tier1: set[str], counter: TokenCounter | None = None) -> dict[str, Any]:
     """The entry's ``bound``: one value per embedded node, in the entry's node order.
 
     Parameters
@@ -34,27 +37,31 @@ def bound_data(nodes: Iterable[Node], tier1: set[str]) -> dict[str, Any]:
         their rows are absent from the embedding block).
     tier1 : set of str
         The ids tier 1's sub-tree holds.
+    counter : TokenCounter, optional
+        The counter recall uses by default; adds the costs in its tokens.
 
     Returns
     -------
     dict
-        ``lv`` (level values), ``cost`` (bytes :func:`line_cost` gives) and ``t1``
-        (1 when in tier 1's sub-tree).
+        ``lv`` (level values), ``cost`` (bytes, :func:`~.line_bound.line_bytes`),
+        ``t1`` (1 when in tier 1's sub-tree) and, with a counter, ``tok``
+        (:func:`~.line_bound.line_tokens`) and ``tok_by`` (its
+        :func:`~.line_bound.counter_name`).
     """
-    lv: list[str] = []
-    cost: list[int] = []
-    t1: list[int] = []
-    for n in nodes:
-        if n.embedding is None:
-            continue
-        lv.append(n.level.value)
-        cost.append(line_cost(n))
-        t1.append(int(n.id in tier1))
-    return {"lv": lv, "cost": cost, "t1": t1}
+    embedded = [n for n in nodes if n.embedding is not None]
+    out: dict[str, Any] = {
+        "lv": [n.level.value for n in embedded],
+        "cost": [line_bytes(n) for n in embedded],
+        "t1": [int(n.id in tier1) for n in embedded],
+    }
+    if counter is not None:
+        out["tok"] = [line_tokens(n, counter) for n in embedded]
+        out["tok_by"] = counter_name(counter)
+    return out
 
 
 def bound_could(bound: Any, emb: bytes, qvec: np.ndarray | None, cosine: float, need: float,
-                levels: Sequence[Level] | None) -> tuple[bool, bool] | None:
+                levels: Sequence[Level] | None, counter: TokenCounter | None = None) -> tuple[bool, bool] | None:
     """Whether tiers 1+2, and tier 1, could be sufficient (the bound of ``could_suffice``).
 
     Parameters
@@ -69,6 +76,9 @@ def bound_could(bound: Any, emb: bytes, qvec: np.ndarray | None, cosine: float, 
         ``sufficient_cosine`` and ``sufficient_fill`` × budget.
     levels : sequence of Level, optional
         Only these levels may be shown.
+    counter : TokenCounter, optional
+        The recall's counter: the costs in its tokens are read when the entry has
+        them counted by the same one, else the costs in bytes.
 
     Returns
     -------
@@ -79,7 +89,8 @@ def bound_could(bound: Any, emb: bytes, qvec: np.ndarray | None, cosine: float, 
     if qvec is None:
         return False, False
     try:
-        lv, cost, t1 = bound["lv"], np.asarray(bound["cost"], dtype=np.int64), np.asarray(bound["t1"], dtype=bool)
+        key = "tok" if counter is not None and bound.get("tok_by") == counter_name(counter) else "cost"
+        lv, cost, t1 = bound["lv"], np.asarray(bound[key], dtype=np.int64), np.asarray(bound["t1"], dtype=bool)
         n = len(lv)
         if n != len(cost) or n != len(t1):
             return None
@@ -93,7 +104,7 @@ def bound_could(bound: Any, emb: bytes, qvec: np.ndarray | None, cosine: float, 
         if levels:
             allowed = {Level(x).value for x in levels}
             close &= np.fromiter((x in allowed for x in lv), dtype=bool, count=n)
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return None
     # could_fill stops at the first prefix reaching ``need``: true only with at least
     # one close node, even when ``need`` is 0.

@@ -40,9 +40,10 @@ from ..retrieval.state import RetrievalState
 from ..schema import SchemaRegistry
 from ..types import Level, Node, Route
 from .hot import HotIndex
+from .line_bound import line_bytes, line_tokens
 from .tiers import TierState, promote, tier_state
 
-__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "line_cost", "archive_top", "hot_states", "search_tiers",
+__all__ = ["TieredResult", "sufficient", "could_suffice", "could_fill", "archive_top", "hot_states", "search_tiers",
            "search_request", "search_hot", "search_deep", "tiered_recall", "tiers_of", "tiering_config"]
 
 
@@ -113,27 +114,23 @@ def sufficient(
     return False
 
 
-# Bytes a rendered line adds to its node's content and speaker or schema type: the
-# bullet, indent and date of a leaf, or the rest of a claim's
-# "[type 0.82 | Nov 2023–Feb 2024 | +12/-3] " prefix.
-_LINE_BYTES = 64
-
-
 def could_suffice(
     state: RetrievalState,
     qvec: np.ndarray | None,
     cfg: TieringConfig,
     budget: int,
     levels: Sequence[Level] | None = None,
+    counter: TokenCounter | None = None,
 ) -> bool:
     """Whether a tier holds enough close matches that its answer *could* be sufficient.
 
     An upper bound, one matrix product per level and no packing: every node of the
     tier with cosine ≥ ``sufficient_cosine``, at the most its rendered line could
-    cost (its UTF-8 length, as a BPE token spans at least one byte), must add up to
-    ``sufficient_fill`` of the budget. When they cannot, searching the tier only
-    delays the deeper search. A counter that yields more tokens than bytes makes the
-    bound skip tiers that might have sufficed: slower, never less recall, since the
+    cost (:mod:`~personatree.tiering.line_bound`: in the recall's tokens, or in
+    UTF-8 bytes without a counter, as a BPE token spans at least one byte), must
+    add up to ``sufficient_fill`` of the budget. When they cannot, searching the
+    tier only delays the deeper search. A bound below what the shown lines count
+    would skip a tier that might have sufficed: slower, never less recall, since the
     deeper tier holds all of them.
 
     Parameters
@@ -145,6 +142,8 @@ def could_suffice(
     budget : int
     levels : sequence of Level, optional
         Only these levels may be shown.
+    counter : TokenCounter, optional
+        The recall's counter (default: the bound in bytes).
 
     Returns
     -------
@@ -158,25 +157,19 @@ def could_suffice(
         if arr.ids and not (levels and lv not in levels)
         for row in np.flatnonzero(arr.matrix @ qvec >= cfg.sufficient_cosine)
     )
-    return could_fill(close, cfg.sufficient_fill * budget)
+    return could_fill(close, cfg.sufficient_fill * budget, counter)
 
 
-def could_fill(close: Iterable[Node], need: float) -> bool:
+def could_fill(close: Iterable[Node], need: float, counter: TokenCounter | None = None) -> bool:
     """Whether the close matches ``close``, each at the most its rendered line could
-    cost, add up to ``need`` tokens (the bound of :func:`could_suffice`)."""
+    cost (in ``counter``'s tokens, or bytes without one), add up to ``need`` tokens
+    (the bound of :func:`could_suffice`)."""
     total = 0
     for n in close:
-        total += line_cost(n)
+        total += line_bytes(n) if counter is None else line_tokens(n, counter)
         if total >= need:
             return True
     return False
-
-
-def line_cost(n: Node) -> int:
-    """The most bytes a node's rendered line could take (the unit of :func:`could_fill`)."""
-    speaker = n.attributes.get("speaker")
-    extra = n.schema_type if n.level is not Level.LEAF else speaker
-    return len(n.content.encode()) + _LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
 
 
 def archive_top(
@@ -335,8 +328,8 @@ def search_hot(
     open_tiers = {1, 2}
     if not claim_rule:
         if bounds is None:
-            c12 = could_suffice(_state(t12), qvec, tcfg, budget, levels)
-            bounds = (c12, c12 and could_suffice(_state(t1), qvec, tcfg, budget, levels))
+            c12 = could_suffice(_state(t12), qvec, tcfg, budget, levels, req.counter)
+            bounds = (c12, c12 and could_suffice(_state(t1), qvec, tcfg, budget, levels, req.counter))
         if not bounds[0]:
             open_tiers.clear()
         elif not bounds[1]:

@@ -46,6 +46,7 @@ from ..engine.core import Engine, EngineLike, engine_of
 from ..errors import ConfigError
 from ..graph import MemoryGraph
 from ..retrieval.lex_snapshot import patch_snapshot
+from ..retrieval.tokens import counter_of
 from .entries import build_entry, entry_indexes, entry_lex, fingerprint, tier1_ids
 from .entry_memo import EntryMemo
 from .entry_profile import profile_data
@@ -208,7 +209,8 @@ def _publish(engine: Engine, tier: SharedTier, graph: MemoryGraph, tstate: TierS
     fp = fingerprint(engine, tcfg)
     same = prior is not None and prior.content_version == content and prior.gate.get("fingerprint") == fp
     known = prior.tiers.get("closures") if same and prior is not None else None
-    entry = build_entry(graph, tstate, tcfg, version, fp, known=known)
+    entry = build_entry(graph, tstate, tcfg, version, fp, known=known,
+                        counter=counter_of(engine, engine.config.recall.model))
     entry.content_version = content
     entry.prof, entry.quotes = profile_data(graph, tstate, {n.id for n in entry.nodes})
     entry.lex = _lex(entry, graph, tstate, tcfg, prior, indexes, rows if same else None)

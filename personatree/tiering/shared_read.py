@@ -134,7 +134,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
             could = None
             if not _claim_rule(req, tcfg) and d.rows is not None:
                 could = bound_could(d.entry.bound, d.rows.emb, req.qvec, tcfg.sufficient_cosine,
-                                    tcfg.sufficient_fill * req.budget, req.levels)
+                                    tcfg.sufficient_fill * req.budget, req.levels, req.counter)
             return _Found(d, d.entry, d.entry, could)
     fields = tier.client.get(user_id, PROBE_FIELDS)
     if not fields:
@@ -151,7 +151,7 @@ def _current(engine: Engine, tier: SharedTier, user_id: str, content: int, tcfg:
     could = None
     if not _claim_rule(req, tcfg):
         could = bound_could(decode_heads(fields.get("bound")), fields.get("emb", b""), req.qvec,
-                            tcfg.sufficient_cosine, tcfg.sufficient_fill * req.budget, req.levels)
+                            tcfg.sufficient_cosine, tcfg.sufficient_fill * req.budget, req.levels, req.counter)
     if could is not None and not could[0]:
         deep = tier.client.get(user_id, DEEP_FIELDS)
         if deep and deep.get("eid") == light.eid and int(deep["v"]) == version:
@@ -198,7 +198,7 @@ def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg:
         if ix.ids:
             rows = np.flatnonzero(ix.matrix @ req.qvec >= tcfg.sufficient_cosine)
             close.extend(g.node(ix.ids[int(r)]) for r in rows if ids is None or ix.ids[int(r)] in ids)
-    return could_fill(close, tcfg.sufficient_fill * req.budget)
+    return could_fill(close, tcfg.sufficient_fill * req.budget, req.counter)
 
 
 def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
