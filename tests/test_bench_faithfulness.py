@@ -23,6 +23,7 @@ from personatree_bench.scenarios import (
     Scenario,
     ScenarioError,
     Statement,
+    default_scenarios_path,
     load_scenarios,
     parse_scenario,
     parse_scenarios,
@@ -72,6 +73,15 @@ def test_packaged_scenarios_cover_both_splits_and_every_kind() -> None:
     for split in ("tune", "heldout"):
         assert {s.kind for s in load_scenarios(split=split)} == set(KINDS)
     assert len(load_scenarios(limit=1)) == 2  # one of each split
+
+
+def test_the_second_held_out_set_is_held_out_and_covers_every_kind() -> None:
+    path = default_scenarios_path().with_name("faithfulness_fresh.json")
+    fresh = load_scenarios(path)
+    assert len(fresh) >= 21 and {s.split for s in fresh} == {"heldout"}
+    assert {s.kind for s in fresh} == set(KINDS)
+    packaged = {s.change.text for s in load_scenarios()} | {t.text for s in load_scenarios() for t in s.statements}
+    assert not packaged & ({s.change.text for s in fresh} | {t.text for s in fresh for t in s.statements})
 
 
 @pytest.mark.parametrize(
