@@ -435,3 +435,64 @@ def test_an_archived_leaf_another_process_removes_during_a_recall_is_read_again(
     assert got.text == built.recall("ana", QUERIES[1], budget=400).text
     read.close()
     built.close()
+
+
+def test_a_first_recall_reads_the_snapshot_ahead_and_never_serves_a_stale_or_failed_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import personatree.retrieval.read_ahead as read_ahead_mod
+    from personatree.retrieval.read_ahead import ReadAhead
+    from personatree.retrieval.snapshot import store_snapshots
+
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    tree.observe_many("ana", _items(0, 30))
+    expected = _answers(tree)
+    tree.close()
+    # A new process: the recall starts the read before it loads the tree, and the
+    # state comes from what that read brought (building one fails in the block).
+    started: list[ReadAhead] = []
+    real = read_ahead_mod.read_ahead
+
+    def spy(store: object, user_id: str) -> ReadAhead | None:
+        got = real(store, user_id)
+        if got is not None:
+            started.append(got)
+        return got
+
+    monkeypatch.setattr(prelude, "read_ahead", spy)
+    tree = _open(path)
+    with _refusing(monkeypatch):
+        first = tree.recall("ana", QUERIES[0], budget=400)
+    assert len(started) == 1
+    assert [(tuple(first.node_ids), first.text)] + _answers(tree)[1:] == expected
+    assert len(started) == 1  # the later recalls found the state cached
+    tree.close()
+    # What the read brought is taken only when it is of the version asked for, and a
+    # read that failed is read again: either way the store's own row decides.
+    store = SQLiteStore(path)
+    version = store.version("ana")
+    row = store.retrieval_snapshot("ana")
+    assert row is not None and row[0] == version
+    reads: list[str] = []
+
+    class Counting:
+        def retrieval_snapshot(self, user_id: str) -> Any:
+            reads.append(user_id)
+            return store.retrieval_snapshot(user_id)
+
+        def put_retrieval_snapshot(self, *args: object) -> bool:
+            return True
+
+    def failing() -> Any:
+        raise OSError("disk went away")
+
+    data = bytes(row[2])
+    stale = (version - 1, row[1], b"old")
+    for ahead, again, first in ((ReadAhead(lambda: row), 0, data), (ReadAhead(lambda: stale), 1, data),
+                                (ReadAhead(failing), 1, data), (ReadAhead(lambda: None), 0, None)):
+        reads.clear()
+        snaps = store_snapshots(Counting(), "ana", ahead)
+        assert snaps is not None
+        assert snaps.load(version) == first and len(reads) == again
+        assert snaps.load(version) == data and len(reads) == again + 1  # then read as always
+    store.close()

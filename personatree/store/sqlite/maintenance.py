@@ -6,7 +6,7 @@ from .. import codec, rows
 from ..migrate import latest_version
 from ..rows import STORE_TABLES, USER_COUNT_TABLES
 from .connection import SQLiteConnection
-from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS
+from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order
 
 __all__ = ["SQLiteMaintenance"]
 
@@ -37,8 +37,8 @@ class SQLiteMaintenance(SQLiteConnection):
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
             obs = conn.execute(f"{SELECT_OBS} WHERE user_id = ? ORDER BY seq", (user_id,)).fetchall()
-            nodes = conn.execute(SELECT_NODES, (user_id,)).fetchall()
-            edges = conn.execute(SELECT_EDGES, (user_id,)).fetchall()
+            nodes = in_rowid_order(conn.execute(SELECT_NODES, (user_id,)).fetchall())
+            edges = in_rowid_order(conn.execute(SELECT_EDGES, (user_id,)).fetchall())
             events = conn.execute(SELECT_EVENTS, (user_id,)).fetchall()
             archive = conn.execute(SELECT_ARCHIVE, (user_id,)).fetchall()
         return rows.digest_rows(obs, nodes, edges, events, archive)

@@ -10,7 +10,9 @@ from ...types import Edge, Node, Observation
 from .. import codec
 from ..rows import OBS_SEQ
 from .connection import SQLiteConnection
-from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, select_in
+from .statements import (
+    SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order, select_in,
+)
 
 __all__ = ["SQLiteReads", "logged_ids", "stored_version"]
 
@@ -85,8 +87,8 @@ class SQLiteReads(SQLiteConnection):
         codec.check_text(user_id, "user_id")
         with self._tx(write=False) as conn:
             version = stored_version(conn, user_id)
-            node_rows = conn.execute(SELECT_NODES, (user_id,)).fetchall()
-            edge_rows = conn.execute(SELECT_EDGES, (user_id,)).fetchall()
+            node_rows = in_rowid_order(conn.execute(SELECT_NODES, (user_id,)).fetchall())
+            edge_rows = in_rowid_order(conn.execute(SELECT_EDGES, (user_id,)).fetchall())
         return codec.decode_nodes(node_rows), codec.decode_edges(edge_rows), version
 
     def events(self, user_id: str) -> list[JournalEvent]:
