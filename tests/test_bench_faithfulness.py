@@ -84,6 +84,20 @@ def test_the_second_held_out_set_is_held_out_and_covers_every_kind() -> None:
     assert not packaged & ({s.change.text for s in fresh} | {t.text for s in fresh for t in s.statements})
 
 
+def test_the_second_tuning_set_is_for_tuning_and_shares_no_sentence_with_the_others() -> None:
+    path = default_scenarios_path()
+    tune2 = load_scenarios(path.with_name("faithfulness_tune2.json"))
+    assert len(tune2) >= 28 and {s.split for s in tune2} == {"tune"}
+    assert {s.kind for s in tune2} == set(KINDS)
+    others = load_scenarios() + load_scenarios(path.with_name("faithfulness_fresh.json"))
+
+    def sentences(xs: Any) -> set[str]:
+        return {s.change.text for s in xs} | {t.text for s in xs for t in s.statements}
+
+    assert not sentences(tune2) & sentences(others)
+    assert not {s.id for s in tune2} & {s.id for s in others}
+
+
 @pytest.mark.parametrize(
     ("over", "field"),
     [
