@@ -56,7 +56,7 @@ from personatree.api import PersonaTree  # noqa: E402
 from personatree.embedders import SentenceTransformerEmbedder  # noqa: E402
 from personatree.graph import MemoryGraph  # noqa: E402
 from personatree.ports import ChangeSet  # noqa: E402
-from personatree.retrieval.prelude import _STATES, user_state  # noqa: E402
+from personatree.retrieval.prelude import user_state  # noqa: E402
 from personatree.types import Edge, EdgeKind, Level, Message, Node, Observation, Provenance  # noqa: E402
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -189,8 +189,7 @@ def setup(pg: str, redis_url: str, users: int, nodes: int, pool_n: int, emb: Any
 
 def forget(tree: PersonaTree, uid: str) -> None:
     """The tree holds nothing of ``uid`` afterwards (as a process that never met the user)."""
-    tree.engine.drop(uid)
-    tree.engine.caches.get(_STATES, dict).pop(uid, None)
+    tree.engine.evict(uid)
 
 
 def worker(pg: str, redis_url: str, uids: list[str], queries: list[str], out: Any,

@@ -391,7 +391,7 @@ def delete_user_data(engine: Engine, user_id: str, *, vacuum: bool = False) -> N
             _vacuum_after_delete(engine, user_id, lambda: store.delete_user(user_id, vacuum=True))  # type: ignore[call-arg]
             return
         store.delete_user(user_id)
-        engine.drop(user_id)
+        engine.evict(user_id)  # the user's text leaves this process's memory too
         engine.committed(user_id, 0)  # copies kept elsewhere (a hot tier) go too
         if vacuum and hasattr(store, "vacuum"):
             getattr(store, "vacuum")()
@@ -409,7 +409,7 @@ def _vacuum_after_delete(engine: Engine, user_id: str, run: Callable[[], None]) 
             user_id=user_id,
         ) from None
     finally:
-        engine.drop(user_id)
+        engine.evict(user_id)  # the user's text leaves this process's memory too
         engine.committed(user_id, 0)
 
 

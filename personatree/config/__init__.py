@@ -53,6 +53,11 @@ class PersonaTreeConfig(Frozen):
     redact : tuple of {"email", "phone", "card"}
         Patterns removed from every message before it is stored (see
         :mod:`personatree.redact`); empty by default.
+    resident_users : int or None
+        How many users one process keeps in memory (each one's tree and the retrieval
+        and tier state built over it). Beyond it the least recently read user is
+        dropped from memory, never from the store, and read back when next met.
+        ``None``: every user met stays.
     """
 
     embedder: str = "default"
@@ -60,6 +65,7 @@ class PersonaTreeConfig(Frozen):
     schema_path: str | None = None
     busy_timeout_s: float = Field(default=10.0, gt=0.0, le=3600.0)
     redact: tuple[Literal["email", "phone", "card"], ...] = ()
+    resident_users: int | None = Field(default=64, ge=1)
     judge: str | dict[str, str] = "offline"
     judge_options: dict[str, Any] = Field(default_factory=dict)
     confidence: ConfidenceConfig = ConfidenceConfig()

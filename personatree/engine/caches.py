@@ -18,12 +18,22 @@ T = TypeVar("T")
 
 
 class Slot(Generic[T]):
-    """The key of one service's cache (compared by identity; the name is for ``repr``)."""
+    """The key of one service's cache (compared by identity; the name is for ``repr``).
 
-    __slots__ = ("name",)
+    Parameters
+    ----------
+    name : str
+    per_user : bool
+        The cache is a dict keyed by user id of state derived from that user's tree:
+        :meth:`Caches.evict` removes a user's entry when the engine stops keeping
+        the user in memory.
+    """
 
-    def __init__(self, name: str) -> None:
+    __slots__ = ("name", "per_user")
+
+    def __init__(self, name: str, *, per_user: bool = False) -> None:
         self.name = name
+        self.per_user = per_user
 
     def __repr__(self) -> str:
         return f"Slot({self.name!r})"
@@ -43,3 +53,10 @@ class Caches:
                 self._values[slot] = make()
             value: T = self._values[slot]
             return value
+
+    def evict(self, user_id: str) -> None:
+        """Remove ``user_id``'s entry from every per-user cache (see :class:`Slot`)."""
+        with self._lock:
+            for slot, value in self._values.items():
+                if slot.per_user:
+                    value.pop(user_id, None)

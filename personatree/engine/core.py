@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, TypeVar, Union
 
@@ -95,6 +96,10 @@ class Engine:
         self.turns = WriteTurns()
         #: Each user's tree as last read from the store.
         self.trees: dict[str, TreeState] = {}
+        # The users kept in memory, least recently read first (``config.resident_users``).
+        self._resident: OrderedDict[str, None] = OrderedDict()
+        # Its own lock: a hot tier's writer thread reads trees without the engine's.
+        self._resident_lock = threading.Lock()
         #: The services' per-engine state (see :mod:`~personatree.engine.caches`).
         self.caches = Caches()
         # Services with write-behind state (recall access counts) flush here on close.
@@ -139,7 +144,38 @@ class Engine:
         if cached is None or cached.version != version:
             cached = self._load(user_id)
             self.trees[user_id] = cached
+        self._keep(user_id)
         return cached
+
+    def _keep(self, user_id: str) -> None:
+        # A process that meets many users keeps the most recently read ones: their
+        # trees and everything derived from them are read back from the store when
+        # next met, and nothing stored is touched.
+        cap = self.config.resident_users
+        with self._resident_lock:
+            resident = self._resident
+            resident[user_id] = None
+            resident.move_to_end(user_id)
+            gone = list(resident)[: max(0, len(resident) - cap)] if cap is not None else []
+        for oldest in gone:
+            self.evict(oldest)
+
+    def evict(self, user_id: str) -> None:
+        """Stop keeping a user in memory: the tree and every per-user cache built over it.
+
+        Nothing stored changes; the next read loads the user from the store (and a
+        recall reads back the user's stored retrieval snapshot, when it is current).
+        """
+        with self._resident_lock:
+            self._resident.pop(user_id, None)
+        self.trees.pop(user_id, None)
+        self.caches.evict(user_id)
+
+    @property
+    def resident(self) -> list[str]:
+        """The users this engine keeps in memory, least recently read first."""
+        with self._resident_lock:
+            return list(self._resident)
 
     def live_graph(self, user_id: str, *, must_exist: bool = True) -> MemoryGraph:
         """The live in-memory tree of a user (read it; mutate only inside a commit).

@@ -109,7 +109,7 @@ def search_user(engine: Engine, user_id: str, query: str, k: int, levels: list[L
 
 #: Each user's archived leaves as last read: a search lists the archive's ids and reads
 #: only the leaves it does not know yet (archived leaves never change).
-_ARCHIVE: Slot[dict[str, dict[str, Node]]] = Slot("archived leaves")
+_ARCHIVE: Slot[dict[str, dict[str, Node]]] = Slot("archived leaves", per_user=True)
 
 
 def archived_leaves(engine: Engine, user_id: str, graph: MemoryGraph) -> list[Node]:

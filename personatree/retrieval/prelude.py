@@ -38,7 +38,7 @@ from .tokens import counter_of, shared_counter
 __all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "snapshot_read_ahead", "check_budget"]
 
 # The retrieval state of each user, per engine (indexes, lexical postings, turn keys).
-_STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states")
+_STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states", per_user=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -393,7 +393,7 @@ def search_deep(
 # -- the engine-level entry point --------------------------------------------------------
 
 # The tier state of each user, per engine.
-_TIERS: Slot[dict[str, TierState]] = Slot("tiering.tiers")
+_TIERS: Slot[dict[str, TierState]] = Slot("tiering.tiers", per_user=True)
 
 
 def tiering_config(tree: EngineLike) -> TieringConfig:
