@@ -35,7 +35,9 @@ from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
 
-__all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "snapshot_read_ahead", "check_budget"]
+__all__ = [
+    "RecallQuery", "prepare_recall", "route_query", "user_state", "snapshot_read_ahead", "check_budget",
+]
 
 # The retrieval state of each user, per engine (indexes, lexical postings, turn keys).
 _STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states", per_user=True)

@@ -6,7 +6,9 @@ from .. import codec, rows
 from ..migrate import latest_version
 from ..rows import STORE_TABLES, USER_COUNT_TABLES
 from .connection import SQLiteConnection
-from .statements import SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order
+from .statements import (
+    SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order,
+)
 
 __all__ = ["SQLiteMaintenance"]
 
