@@ -76,7 +76,11 @@ class MemoryGraph:
         self._g = _DiGraph()
         self._index: dict[Level, EmbeddingIndex] = {lv: EmbeddingIndex() for lv in Level}
         # (session id, normalised statement) -> leaf id, to recognise a repeated statement.
-        self._statements: dict[tuple[str, str], str] = {}
+        self._statement_ids: dict[tuple[str, str], str] = {}
+        # Leaves loaded in bulk whose statements are not in that map yet: a process that
+        # only reads (a recall after a restart) never needs it, so it is made on first use,
+        # before any change, hence exactly as adding the leaves one by one makes it.
+        self._unkeyed: list[Node] = []
 
     @classmethod
     def from_parts(cls, user_id: str, nodes: Iterable[Node], edges: Iterable[Edge]) -> "MemoryGraph":
@@ -118,7 +122,7 @@ class MemoryGraph:
                 ids.append(node.id)
                 vecs.append(node.embedding)
             if node.level is Level.LEAF and node.provenance:
-                g._statements.setdefault((node.provenance[0].session_id, _statement_key(node.content)), node.id)
+                g._unkeyed.append(node)
         g._g.add_nodes_from((k, {"node": n}) for k, n in by_id.items())
         for lv, (ids, vecs) in rows.items():
             if ids:
@@ -151,6 +155,15 @@ class MemoryGraph:
             out.append((edge.src, edge.dst, {"edge": edge}))
         g._g.add_edges_from(out)
         return g
+
+    @property
+    def _statements(self) -> dict[tuple[str, str], str]:
+        if self._unkeyed:
+            ids = self._statement_ids
+            for node in self._unkeyed:
+                ids.setdefault((node.provenance[0].session_id, _statement_key(node.content)), node.id)
+            self._unkeyed = []
+        return self._statement_ids
 
     # -- reading ----------------------------------------------------------------------
 

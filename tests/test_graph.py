@@ -183,3 +183,32 @@ def test_a_graph_built_in_bulk_is_the_graph_built_one_by_one(picks: list[int], p
     got.check()
     got.add_node(mk("extra", Level.LEAF))  # the bulk-filled index still grows
     assert got.index(Level.LEAF).ids[-1] == "extra"
+
+
+def test_a_tree_loaded_in_bulk_finds_repeated_statements_as_one_built_node_by_node() -> None:
+    from dataclasses import replace
+
+    from personatree.types import Provenance
+
+    def said(nid: str, text: str, session: str) -> Node:
+        return replace(mk(nid, Level.LEAF), content=text,
+                       provenance=(Provenance(f"o-{nid}", 0, 0, T0, session),))
+
+    leaves = [said("a", "I love tea.", "s1"), said("b", "i  love TEA", "s1"), said("c", "I love tea", "s2"),
+              said("d", "We moved to Braga!", "s1")]
+    bulk = MemoryGraph.from_parts("u", leaves, [])
+    one = MemoryGraph("u")
+    for n in leaves:
+        one.add_node(n)
+    asks = [("s1", "I love tea"), ("s2", "i love tea."), ("s1", "we moved to braga"), ("s3", "I love tea")]
+
+    def found(g: MemoryGraph) -> list[str | None]:
+        return [g.find_statement(s, t) for s, t in asks]
+
+    assert found(bulk) == found(one) == ["a", "c", "d", None]
+    # Changes before the first lookup, then after it: the two stay alike.
+    fresh = MemoryGraph.from_parts("u", leaves, [])
+    for g in (fresh, one, bulk):
+        g.remove_node("a")
+        g.add_node(said("e", "I LOVE tea", "s1"))
+    assert found(fresh) == found(one) == found(bulk)
