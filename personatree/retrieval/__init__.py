@@ -15,7 +15,7 @@ from ..engine.core import EngineLike, engine_of
 from ..types import Level
 from .access import access_log
 from .lazy_archive import ArchiveChanged
-from .prelude import first_build, prepare_recall, snapshot_read_ahead, user_state
+from .prelude import first_build, prepare_recall, user_state
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
 from .tokens import LiteLLMTokenCounter
@@ -72,12 +72,10 @@ def recall_user(
     """
     engine = engine_of(tree)
     req = prepare_recall(engine, query, budget=budget, model=model, levels=levels, from_user=from_user)
-    # Not under the lock: a cache hit only skips a read the state would need anyway.
-    ahead = snapshot_read_ahead(engine, user_id)
     with engine.lock:
         for attempt in (0, 1):
             with first_build(engine, user_id):
-                state = user_state(engine, user_id, engine.existing_state(user_id), ahead)
+                state = user_state(engine, user_id, engine.existing_state(user_id))
             try:
                 result = req.run(state)
                 break

@@ -29,15 +29,12 @@ from .engine import recall_state
 from .result import Recall
 from .router import Router, default_router
 from .lazy_archive import store_fetch
-from .read_ahead import ReadAhead, read_ahead
 from .snapshot import encode, restore, store_snapshots
 from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
 
-__all__ = [
-    "RecallQuery", "prepare_recall", "route_query", "user_state", "snapshot_read_ahead", "check_budget",
-]
+__all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "check_budget"]
 
 # The retrieval state of each user, per engine (indexes, lexical postings, turn keys).
 _STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states", per_user=True)
@@ -158,9 +155,7 @@ def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
         yield
 
 
-def user_state(
-    tree: EngineLike, user_id: str, st: TreeState, ahead: ReadAhead | None = None
-) -> RetrievalState:
+def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     """The engine's cached retrieval state of a user, refreshed to ``st``.
 
     Call under the engine's lock. Whole turns are read from the store's observation
@@ -168,13 +163,12 @@ def user_state(
     are searched too. A state not cached yet is read from the store's snapshot of it
     when there is one for this version (:mod:`.snapshot`), its archived leaves read
     only when a recall needs them; else it is built, and the build is kept as the
-    snapshot. ``ahead``: that snapshot's read, started before the tree was loaded
-    (:func:`snapshot_read_ahead`).
+    snapshot.
     """
     engine = engine_of(tree)
     cache = engine.caches.get(_STATES, dict)
     turn_text, archive = store_turn_text(engine.store, user_id), store_archive(engine.store, user_id)
-    snapshots = store_snapshots(engine.store, user_id, ahead) if user_id not in cache else None
+    snapshots = store_snapshots(engine.store, user_id) if user_id not in cache else None
     if snapshots is not None:
         # A new state: read back the one built at this version if the store keeps it.
         data = snapshots.load(st.version)
@@ -189,18 +183,6 @@ def user_state(
     if snapshots is not None:
         snapshots.save(st.version, encode(state))  # built from scratch: what a snapshot holds
     return state
-
-
-def snapshot_read_ahead(tree: EngineLike, user_id: str) -> ReadAhead | None:
-    """Start reading the user's stored snapshot when this process has no state of it.
-
-    A first recall then reads the snapshot's blob while it reads the tree (see
-    :mod:`.read_ahead`); ``None`` when the state is cached or the store keeps none.
-    """
-    engine = engine_of(tree)
-    if user_id in engine.caches.get(_STATES, dict):
-        return None
-    return read_ahead(engine.store, user_id)
 
 
 def _content_versions(store: object, user_id: str, version: int) -> tuple[int | None, Callable[[], int | None] | None]:

@@ -37,7 +37,6 @@ from ..graph import MemoryGraph
 from ..types import Level
 from .lazy_archive import ArchiveFetch, LazyArchive, signature_digest
 from .lexical import BM25Index
-from .read_ahead import ReadAhead
 from .snapshot_codec import decode_parts, encode_parts
 from .state import LevelArrays, RetrievalState, signature
 from .turn_memo import fingerprint as analysis_fingerprint
@@ -224,7 +223,7 @@ class Snapshots:
     save: Callable[[int, bytes], bool]
 
 
-def store_snapshots(store: Any, user_id: str, ahead: ReadAhead | None = None) -> Snapshots | None:
+def store_snapshots(store: Any, user_id: str) -> Snapshots | None:
     """The snapshots of a user in a store's ``retrieval_snapshots``, or ``None``.
 
     Parameters
@@ -233,9 +232,6 @@ def store_snapshots(store: Any, user_id: str, ahead: ReadAhead | None = None) ->
         Anything with ``retrieval_snapshot(user_id)`` and
         ``put_retrieval_snapshot(user_id, version, fingerprint, data)``.
     user_id : str
-    ahead : ReadAhead, optional
-        A read of the snapshot already started (:mod:`.read_ahead`): the first load
-        takes its row when it is of the asked version, and reads again otherwise.
 
     Returns
     -------
@@ -248,16 +244,8 @@ def store_snapshots(store: Any, user_id: str, ahead: ReadAhead | None = None) ->
     if read is None or put is None or code is None:
         return None
 
-    pending = [ahead] if ahead is not None else []
-
     def load(version: int) -> bytes | None:
-        row: Any = None
-        if pending:
-            done, row = pending.pop().take()
-            if not done or (row is not None and row[0] != version):
-                row = read(user_id)  # it failed, or a commit came between the reads
-        else:
-            row = read(user_id)
+        row = read(user_id)
         if row is None or row[0] != version or row[1] != code:
             return None
         return bytes(row[2])
