@@ -435,4 +435,3 @@ def test_an_archived_leaf_another_process_removes_during_a_recall_is_read_again(
     assert got.text == built.recall("ana", QUERIES[1], budget=400).text
     read.close()
     built.close()
-
