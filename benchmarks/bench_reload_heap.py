@@ -36,7 +36,6 @@ def _rss_mb() -> float:
 def main() -> None:
     from bench_first_recall import OTHER, USER, _open
 
-    from personatree.retrieval.prelude import _STATES
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", required=True, help="a store of bench_first_recall.py (fast preset)")
@@ -55,8 +54,7 @@ def main() -> None:
     print("|---|---|---|---|")
     for i in range(args.rounds):
         tree.recall(USER, "What do I like to cook?", budget=1000)
-        tree.engine.drop(USER)
-        tree.engine.caches.get(_STATES, dict).pop(USER, None)
+        tree.engine.evict(USER)
         print(f"| {i + 1} | {_rss_mb():.0f} | {len(gc.get_objects()):,} | {fulls[0]} |", flush=True)
     tree.close()
 

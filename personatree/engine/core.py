@@ -152,11 +152,13 @@ class Engine:
         # trees and everything derived from them are read back from the store when
         # next met, and nothing stored is touched.
         cap = self.config.resident_users
+        gone: list[str] = []
         with self._resident_lock:
             resident = self._resident
             resident[user_id] = None
-            resident.move_to_end(user_id)
-            gone = list(resident)[: max(0, len(resident) - cap)] if cap is not None else []
+            resident.move_to_end(user_id)  # the last, so never one of those that go
+            while cap is not None and len(resident) > cap:
+                gone.append(resident.popitem(last=False)[0])
         for oldest in gone:
             self.evict(oldest)
 
