@@ -23,6 +23,7 @@ import numpy as np
 from ..timeline import Timeline, node_timeline, said_at, timeline
 from ..types import Level
 from .state import RetrievalState
+from .updates import leaf_facts
 
 __all__ = ["CONTEXT_COSINE", "Carry", "carry_of", "context_leaf", "newest_stance"]
 
@@ -82,30 +83,35 @@ def context_leaf(
     if arr is None or not arr.ids or node is None or node.embedding is None:
         return None
     # Compared as the POSIX seconds the state keeps of every leaf (exact to the
-    # microsecond, so ordered as the times are): the close leaves can be thousands,
-    # and an archived one need not be read from the store for its time.
-    said = state.leaf_said
+    # microsecond, so ordered as the times are), as arrays over the leaf rows: the
+    # close leaves can be thousands, and an archived one need not be read from the
+    # store for its time.
     end = said_at(node).timestamp()
     start = tl.support_last.timestamp() if tl.support_last is not None else None
     sims = arr.matrix @ node.embedding
-    best, best_cos = None, floor
-    for row in np.flatnonzero(sims >= floor):
-        x = arr.ids[int(row)]
-        if x == latest:
-            continue
-        hit = said.get(x)  # every leaf of the state has one; the fallback is for safety
-        if hit is not None:
-            at = hit[0]
-        elif x in state.nodes:
-            at = said_at(state.nodes[x]).timestamp()
-        else:
-            continue
-        if at > end or (start is not None and at <= start):
-            continue
-        c = float(sims[row])
-        if c > best_cos or (c == best_cos and best is not None and x < best):
-            best, best_cos = x, c
-    return best
+    facts = leaf_facts(state)
+    # Strictly above the floor: the floor is where the search starts, not a match.
+    close = sims > floor
+    own = arr.row.get(latest)
+    if own is not None:
+        close[own] = False
+    at = facts.at
+    untimed = np.flatnonzero(close & facts.gone)
+    if untimed.size:
+        # Rows without a time in the state (none in practice): their node's, if any.
+        at = at.copy()
+        for row in untimed.tolist():
+            x = arr.ids[row]
+            at[row] = said_at(state.nodes[x]).timestamp() if x in state.nodes else np.inf
+    close &= at <= end
+    if start is not None:
+        close &= at > start
+    rows = np.flatnonzero(close)
+    if not rows.size:
+        return None
+    top = sims[rows].max()
+    # The closest; among equally close ones the smallest id.
+    return min(arr.ids[int(r)] for r in rows[sims[rows] == top])
 
 
 def _timeline(state: RetrievalState, claim: str, cache: dict[str, Timeline]) -> Timeline:
