@@ -61,6 +61,10 @@ class OfflineMimic:
         elif system.startswith("You check"):
             self.pairs_per_chunk[self.chunk] = self.pairs_per_chunk.get(self.chunk, 0) + len(data)
             answer = self._validate(data)
+        elif system.startswith("You read what one person said"):
+            # The offline judge reads no change told in other words: no links, at the
+            # length an answer of empty lists has.
+            answer = {"links": [{"group": g["group"], "changes": []} for g in data]}
         elif system.startswith("You route"):
             route = self.offline.route(data["question"])
             answer = {"probabilities": {lv.value: round(p, 3) for lv, p in route.probabilities.items()},
@@ -208,7 +212,7 @@ def run(
 
     per100 = 100.0 / turns
     rows = {}
-    for op in ("extract", "validate", "summarize", "route"):
+    for op in ("extract", "validate", "summarize", "update", "route"):
         u = ops.get(op)
         if u is None:
             rows[op] = {"requests": 0, "requests_per_100": 0.0, "prompt_tokens_per_100": 0.0,
@@ -223,7 +227,7 @@ def run(
     # next to the measured one, so a reader sees whether it does.
     rows["validate"]["expected_if_batched_per_chunk"] = sum(
         -(-n // VALIDATE_BATCH) for n in mimic.pairs_per_chunk.values())
-    ingest_ops = ("extract", "validate", "summarize")
+    ingest_ops = ("extract", "validate", "summarize", "update")
     total_ingest = {k: sum(rows[o][k] for o in ingest_ops) for k in
                     ("requests", "requests_per_100", "prompt_tokens_per_100", "completion_tokens_per_100", "cost_usd_per_100")}
     baseline = {"requests": turns, "requests_per_100": 100.0, "prompt_tokens_per_100": base_prompt * per100,
@@ -254,7 +258,7 @@ def format_table(r: dict[str, Any]) -> str:
         return (f"{name:<28}{x['requests']:>8}{x['requests_per_100']:>12.2f}{x['prompt_tokens_per_100']:>17.0f}"
                 f"{x['completion_tokens_per_100']:>16.0f}{x['cost_usd_per_100']:>11.4f}")
 
-    for op in ("extract", "validate", "summarize"):
+    for op in ("extract", "validate", "summarize", "update"):
         lines.append(row(op, r["operations"][op]))
     lines.append(row("= ingestion total", r["ingest_total"]))
     v = r["operations"]["validate"]

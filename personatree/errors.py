@@ -181,7 +181,7 @@ class JudgeError(PersonaTreeError):
     Attributes
     ----------
     operation : str
-        ``extract``, ``validate``, ``route`` or ``summarize``.
+        ``extract``, ``validate``, ``route``, ``summarize`` or ``update``.
     kind : str
         ``timeout``, ``rate_limit``, ``provider``, ``context_window``, or an answer
         problem (``empty``, ``invalid_json``, ``schema_echo``, ``invalid_schema``,

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .change_links import link_changes
 from .engine.core import Engine
 from .errors import InputError
 from .graph import MemoryGraph
@@ -192,6 +193,7 @@ def insert_many(
     cfg = engine.config
     keep = _new_leaves(graph, batches)
     flat = [leaf for leaves in keep for leaf in leaves]
+    link_changes(graph, flat, engine.judge, cfg.insertion)
     planned = iter(plan_insertions(graph, flat, engine.judge, engine.registry, cfg.insertion))
     touched = Touched()
     out: list[list[LeafDecision]] = []

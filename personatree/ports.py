@@ -18,6 +18,8 @@ from .types import Edge, LeafDraft, Level, Node, Observation, Route, Summary, Ve
 __all__ = [
     "Embedder",
     "Judge",
+    "UpdateJudge",
+    "judges_updates",
     "Store",
     "AccessCounts",
     "TokenCounter",
@@ -84,6 +86,31 @@ class Judge(Protocol):
         (or root) from them. Without the attribute the claim stands.
         """
         ...
+
+
+@runtime_checkable
+class UpdateJudge(Protocol):
+    """A judge that also reads which earlier statements a later one changes (optional).
+
+    Insertion asks it for every new statement, with the person's earlier statements
+    closest to it, and keeps its answer on the new leaf (``attributes["updates"]``);
+    recall then shows the change with what it changes, however few words they share.
+    """
+
+    @property
+    def judges_updates(self) -> bool:
+        """Whether :meth:`updates` reads anything (a judge may answer it offline with no links)."""
+        ...
+
+    def updates(self, groups: Sequence[tuple[Node, Sequence[Node]]]) -> list[list[int]]:
+        """Per (later statement, earlier statements) group, the indices of the earlier
+        statements the later one changes (ends, reverses, replaces)."""
+        ...
+
+
+def judges_updates(judge: object) -> bool:
+    """Whether ``judge`` is an :class:`UpdateJudge` that reads updates."""
+    return isinstance(judge, UpdateJudge) and bool(judge.judges_updates)
 
 
 @runtime_checkable

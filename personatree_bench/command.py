@@ -240,6 +240,9 @@ def faithfulness(
     records: bool = typer.Option(True, "--records/--no-records", help="Include per-case records in the JSON."),
     model: str = typer.Option("gpt-4o-mini", "--model", help="Tokenizer model for every budget."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="One line per case on stderr."),
+    labelled_changes: bool = typer.Option(
+        False, "--labelled-changes",
+        help="The judge reads each change from the labels: an upper bound for a judge that reads changes."),
 ) -> None:
     """Change-of-mind scenarios: does recall bring the person's latest statement, not a stale one?"""
     from personatree.errors import PersonaTreeError
@@ -259,6 +262,7 @@ def faithfulness(
         result = run_faithfulness(
             cases, budgets=parse_int_list(budgets), paths=[p.strip() for p in paths.split(",") if p.strip()],
             dense=dense, model=model, progress=progress_printer() if progress else None,
+            labelled_changes=labelled_changes,
         )
     except (PersonaTreeError, OSError, ValueError) as exc:
         _fail(f"{type(exc).__name__}: {exc}")

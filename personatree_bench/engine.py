@@ -93,6 +93,10 @@ class PersonaTreeEngine:
     keep_users : bool
         Keep each user's memory in the store after its questions (to inspect it
         later with ``path``); by default users are deleted to keep the file small.
+    hot : bool
+        Attach a local Redis hot tier.
+    judge : Judge, optional
+        The tree's judge (default: the config's).
     """
 
     def __init__(
@@ -108,6 +112,7 @@ class PersonaTreeEngine:
         profile: Callable[[PersonaTree, str], str] | None = None,
         keep_users: bool = False,
         hot: bool = False,
+        judge: Any = None,
     ) -> None:
         from personatree.api import PersonaTree
         from personatree.clock import FixedClock
@@ -116,7 +121,7 @@ class PersonaTreeEngine:
         self._tmp = None if path else tempfile.TemporaryDirectory(prefix="personatree-bench-")
         self.path = Path(path) if path else Path(self._tmp.name) / "bench.db"  # type: ignore[union-attr]
         self.clock = FixedClock(datetime(2000, 1, 1))
-        self.tree = PersonaTree.open(self.path, config, embedder=embedder, clock=self.clock)
+        self.tree = PersonaTree.open(self.path, config, embedder=embedder, clock=self.clock, judge=judge)
         # The tree counts its budget with the same counter as the baselines.
         self.tree.token_counter = counter
         # With ``hot``: a local Redis hot tier, written through from the first observe;

@@ -348,6 +348,7 @@ def run_faithfulness(
     counter: TokenCounter | None = None,
     config: PersonaTreeConfig | None = None,
     progress: Callable[[str], None] | None = None,
+    labelled_changes: bool = False,
 ) -> FaithResult:
     """Replay every case on each path and into flat dense; measure every context and tree.
 
@@ -372,6 +373,10 @@ def run_faithfulness(
         Passed to the engine.
     progress : callable, optional
         Receives one line per case and system.
+    labelled_changes : bool
+        The trees' judge reads each change from the labels
+        (:class:`~personatree_bench.labelled_changes.LabelledChanges`): an upper bound
+        for a judge that reads changes, reported as such.
 
     Returns
     -------
@@ -391,8 +396,10 @@ def run_faithfulness(
     emb.embed(["warm up"])
     say = progress or (lambda _line: None)
     trees: list[tuple[str, PersonaTreeSystem]] = []
+    judge = _labelled_judge(emb, cases) if labelled_changes else None
     for path in paths:
-        engine = PersonaTreeEngine(emb, counter, config=config, consolidate="session" if path == "live" else "end")
+        engine = PersonaTreeEngine(emb, counter, config=config, consolidate="session" if path == "live" else "end",
+                                   judge=judge)
         trees.append((path, PersonaTreeSystem(engine, f"personatree-{path}")))
     flat = DenseSystem(FlatIndex(emb, counter)) if dense else None
     result = FaithResult(list(budgets), [s.name for _, s in trees] + ([flat.name] if flat else []))
@@ -411,11 +418,24 @@ def run_faithfulness(
         for _, system in trees:
             system.close()
     result.summary = summarize_faithfulness(result.contexts, result.graphs)
-    result.meta = {**_cases_meta(cases), "engine": engine_meta,
+    result.meta = {**_cases_meta(cases), "engine": engine_meta, "labelled_changes": labelled_changes,
                    "embedder": getattr(embedder, "name", type(embedder).__name__), "token_model": model,
                    "system_seconds": seconds, "seconds": time.perf_counter() - started,
                    "when": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return result
+
+
+def _labelled_judge(embedder: Embedder, cases: Sequence[Case]) -> Any:
+    # The offline judge as PersonaTree.open builds it, with changes read from labels.
+    from personatree.judge import OfflineJudge
+    from personatree.retrieval.router import default_router
+    from personatree.schema import SchemaRegistry
+
+    from .labelled_changes import LabelledChanges
+
+    changes = {f"{c.conversation.id}:{c.change_id}": frozenset(f"{c.conversation.id}:{t}" for t in c.statement_ids)
+               for c in cases}
+    return LabelledChanges(OfflineJudge(embedder, SchemaRegistry.load(), router=default_router(embedder)), changes)
 
 
 def _cases_meta(cases: Sequence[Case]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("adapters", frozenset({"store", "judge", "embedders", "hot_redis", "static_embedder"})),
     ("engine", frozenset({"engine", "inputs", "export_format"})),
     ("services", frozenset({
-        "insertion", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
+        "insertion", "change_links", "ingest", "forgetting", "replay", "consolidate", "retrieval", "tiering",
         "governance", "portability",
     })),
     ("facade", frozenset({"api", "api_reads", "aio", "__init__"})),

@@ -29,7 +29,7 @@ def operation_of(messages: list[dict[str, str]]) -> str:
     """Which judge operation a prompt is for (from its system message)."""
     system = messages[0]["content"]
     for op, marker in (("extract", "You extract"), ("validate", "You check"), ("route", "You route"),
-                       ("summarize", "You write one claim")):
+                       ("summarize", "You write one claim"), ("update", "You read what one person said")):
         if system.startswith(marker):
             return op
     raise AssertionError("unknown prompt")
@@ -86,6 +86,17 @@ def behaving_answer(op: str, data: Any) -> dict[str, Any]:
     if op == "summarize":
         return {"claim": "Loves hiking in the mountains.", "polarity": 1, "topic": "hiking",
                 "evidence": [d["id"] for d in data]}
+    if op == "update":
+        # A later statement that stops or turns against something changes the earlier
+        # statements it shares a word with.
+        links = []
+        for g in data:
+            later = g["later"]["text"].lower()
+            words = set(re.findall(r"\w{4,}", later))
+            ends = re.search(r"\b(hate|stopped|quit|sold|gave up|can't stand)\b", later)
+            links.append({"group": g["group"], "changes": [
+                e["id"] for e in g["earlier"] if ends and words & set(re.findall(r"\w{4,}", e["text"].lower()))]})
+        return {"links": links}
     raise AssertionError(op)
 
 
@@ -108,6 +119,7 @@ ECHO = {
     "validate": '{"verdicts": [{"pair": 0, "label": "unrelated", "psi": 0.0, "reason": "<one short line>"}]}',
     "route": '{"properties": {"probabilities": {}}, "required": ["probabilities"]}',
     "summarize": '{"claim": "...", "polarity": 0, "topic": "...", "evidence": [0]}',
+    "update": '{"links": [{"group": 0, "changes": [1, 3]}]}',
 }
 
 

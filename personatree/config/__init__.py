@@ -81,7 +81,7 @@ class PersonaTreeConfig(Frozen):
     @classmethod
     def _judge_ops(cls, value: str | dict[str, str]) -> str | dict[str, str]:
         if isinstance(value, dict):
-            unknown = set(value) - {"extract", "validate", "route", "summarize"}
+            unknown = set(value) - {"extract", "validate", "route", "summarize", "update"}
             if unknown:
                 raise ValueError(f"unknown judge operations {sorted(unknown)}")
         elif not value.strip():

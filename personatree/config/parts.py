@@ -46,6 +46,14 @@ class InsertionConfig(Frozen):
         and is a conflict, whatever the judge said; below it, it is unrelated. The
         default equals ``ConsolidationConfig.member_similarity``, the gate that
         consolidation uses for the same question.
+    update_candidates : int
+        With a judge that reads changes (an LLM judge whose ``update`` operation is
+        not offline), each new statement is shown with this many of the person's
+        earlier statements closest to it, said in earlier sessions, and the judge
+        says which of them it changes (:mod:`personatree.change_links`).
+    update_floor : float
+        Earlier statements below this cosine with the new one are not shown. Low on
+        purpose: a change is often told in other words than what it ends.
     """
 
     a: float = Field(default=0.7, ge=0.0, le=1.0)
@@ -56,6 +64,8 @@ class InsertionConfig(Frozen):
     candidates: int = Field(default=5, ge=1, le=100)
     similarity_floor: float = Field(default=0.35, ge=-1.0, le=1.0)
     stance_topic_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
+    update_candidates: int = Field(default=12, ge=1, le=50)
+    update_floor: float = Field(default=0.1, ge=-1.0, le=1.0)
 
     @model_validator(mode="after")
     def _similarity_cannot_attach_alone(self) -> "InsertionConfig":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Sequence
 
-from ..ports import Judge
+from ..ports import Judge, judges_updates
 from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
 
 __all__ = ["LazyJudge"]
@@ -67,3 +67,15 @@ class LazyJudge:
     def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
         """See :meth:`personatree.ports.Judge.summarize`."""
         return self.judge.summarize(members, level, schema_type)
+
+    @property
+    def judges_updates(self) -> bool:
+        """Whether the judge reads which earlier statements a later one changes
+        (see :class:`personatree.ports.UpdateJudge`)."""
+        return judges_updates(self.judge)
+
+    def updates(self, groups: Sequence[tuple[Node, Sequence[Node]]]) -> list[list[int]]:
+        """See :meth:`personatree.ports.UpdateJudge.updates` (no links from a judge
+        that does not read them)."""
+        inner = self.judge
+        return inner.updates(groups) if judges_updates(inner) else [[] for _ in groups]  # type: ignore[attr-defined]

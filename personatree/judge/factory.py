@@ -12,7 +12,7 @@ from .operations import check_operations
 
 __all__ = ["make_judge", "JudgeSpec"]
 
-#: ``"offline"``, a litellm model string, or ``{"extract" | "validate" | "route" | "summarize": model}``.
+#: ``"offline"``, a litellm model string, or ``{"extract" | "validate" | "route" | "summarize" | "update": model}``.
 JudgeSpec = str | Mapping[str, str]
 
 

@@ -17,11 +17,11 @@ from ..schema import SchemaRegistry
 from ..text import strip_summary_suffix
 from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
 from .grounding import drafts_of
-from .parsing import AnswerError, ExtractAnswer, RouteAnswer, SummaryAnswer, ValidateAnswer, one_line
+from .parsing import AnswerError, ExtractAnswer, RouteAnswer, SummaryAnswer, UpdateAnswer, ValidateAnswer, one_line
 from .prompts import PromptTemplate, data_block
 from .runner import Job
 from .summaries import mentions_and_span, with_mentions
-from .wire import extract_schema, route_schema, summary_schema, validate_schema
+from .wire import extract_schema, route_schema, summary_schema, update_schema, validate_schema
 
 __all__ = [
     "UNRELATED_MAX_PSI",
@@ -32,6 +32,8 @@ __all__ = [
     "validate_job",
     "route_job",
     "summarize_job",
+    "sized_batches",
+    "update_job",
 ]
 
 #: ``|ψ|`` an "unrelated" verdict may carry; more is an inconsistent answer.
@@ -52,27 +54,35 @@ def type_lists(registry: SchemaRegistry) -> dict[str, str]:
 # -- extraction -------------------------------------------------------------------------------
 
 
+def sized_batches(
+    users: Sequence[str], sizes: Sequence[int], todo: Sequence[int], max_items: int, max_chars: int
+) -> list[list[int]]:
+    """Group item indices into requests: at most ``max_items`` and (softly) ``max_chars``
+    characters per request, one user per request, in order.
+
+    ``users[i]`` and ``sizes[i]`` are the user and the characters of item ``i``.
+    """
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    chars = 0
+    for i in todo:
+        if cur and (len(cur) >= max_items or chars + sizes[i] > max_chars or users[cur[0]] != users[i]):
+            batches.append(cur)
+            cur, chars = [], 0
+        cur.append(i)
+        chars += sizes[i]
+    if cur:
+        batches.append(cur)
+    return batches
+
+
 def extract_batches(
     obs: Sequence[Observation], todo: Sequence[int], max_items: int, max_chars: int
 ) -> list[list[int]]:
     """Group observation indices into requests: at most ``max_items`` and (softly)
     ``max_chars`` characters per request, one user per request, in order."""
-    batches: list[list[int]] = []
-    cur: list[int] = []
-    chars = 0
-    for i in todo:
-        size = sum(len(m.content) for m in obs[i].messages)
-        if cur and (
-            len(cur) >= max_items or chars + size > max_chars
-            or obs[cur[0]].user_id != obs[i].user_id
-        ):
-            batches.append(cur)
-            cur, chars = [], 0
-        cur.append(i)
-        chars += size
-    if cur:
-        batches.append(cur)
-    return batches
+    sizes = [sum(len(m.content) for m in o.messages) for o in obs]
+    return sized_batches([o.user_id for o in obs], sizes, todo, max_items, max_chars)
 
 
 def extract_job(
@@ -229,3 +239,43 @@ def summarize_job(
         return Summary(content=content, schema_type=schema_type, attributes=attrs)
 
     return Job("summarize", members[0].user_id, messages, SummaryAnswer, check, wire=summary_schema(len(shown)))
+
+
+# -- updates ----------------------------------------------------------------------------------
+
+
+def _dated(node: Node) -> str:
+    # The day the statement was made (its observation's time, else its first time).
+    at = node.provenance[0].at if node.provenance else node.t_first
+    return at.date().isoformat()
+
+
+def update_job(
+    prompt: PromptTemplate, groups: Sequence[tuple[Node, Sequence[Node]]], chunk: Sequence[int]
+) -> Job[UpdateAnswer, dict[int, list[int]]]:
+    """The update request of one chunk of groups (a later statement and earlier ones of
+    the same person); its check keeps, per group id of the chunk, the ids in range of
+    that group's earlier statements, in order, without repeats."""
+    payload = []
+    for k, i in enumerate(chunk):
+        later, earlier = groups[i]
+        payload.append({
+            "group": k,
+            "later": {"date": _dated(later), "text": later.content},
+            "earlier": [{"id": j, "date": _dated(e), "text": e.content} for j, e in enumerate(earlier)],
+        })
+    messages = prompt.render(data=data_block(payload))
+
+    def check(answer: UpdateAnswer) -> dict[int, list[int]]:
+        got: dict[int, list[int]] = {}
+        for link in answer.links:
+            if link.group >= len(chunk) or link.group in got:
+                continue
+            n = len(groups[chunk[link.group]][1])
+            got[link.group] = list(dict.fromkeys(j for j in link.changes if j < n))
+        if chunk and not got:
+            raise AnswerError("invalid_schema", "no entry named a group id of the request")
+        return got
+
+    return Job("update", groups[chunk[0]][0].user_id, messages, UpdateAnswer, check,
+               wire=update_schema([len(groups[i][1]) for i in chunk]))

@@ -46,7 +46,10 @@ from ..types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
 from .accounting import FallbackEvent, JudgeStats, RobustnessCounters, UsageLedger, UsageReport  # noqa: F401
 from .cache import ResponseCache
 from .fallback import FallbackPolicy
-from .jobs import extract_batches, extract_job, route_job, summarize_job, type_lists, validate_chunks, validate_job
+from .jobs import (
+    extract_batches, extract_job, route_job, sized_batches, summarize_job, type_lists, update_job, validate_chunks,
+    validate_job,
+)
 from .operations import OPERATIONS, judge_name, models_of
 from .prompts import load_prompt
 from .retry import Failure, RetryPolicy
@@ -109,6 +112,11 @@ class LLMJudge:
         Soft bound on the characters of one extraction request.
     validate_batch : int
         (leaf, candidate) pairs per validation request.
+    update_batch : int
+        Later statements (each with its earlier ones) per update request.
+    update_batch_chars : int
+        Soft bound on the characters of one update request (a local model with a
+        small context window wants less).
     max_summary_members : int
         Most evidence items shown in a summary prompt (the most recent ones).
     context_chars : int
@@ -143,6 +151,8 @@ class LLMJudge:
         extract_batch: int = 8,
         extract_batch_chars: int = 12_000,
         validate_batch: int = 16,
+        update_batch: int = 64,
+        update_batch_chars: int = 60_000,
         max_summary_members: int = 24,
         context_chars: int = 400,
         prefilter: bool = True,
@@ -151,7 +161,7 @@ class LLMJudge:
         structured_output: str = "auto",
     ) -> None:
         self._models = models_of(model)
-        if max_retries < 0 or max_concurrency < 1 or extract_batch < 1 or validate_batch < 1:
+        if max_retries < 0 or max_concurrency < 1 or min(extract_batch, validate_batch, update_batch) < 1:
             raise ConfigError("max_retries must be >= 0 and concurrency and batch sizes >= 1")
         self._embedder = embedder
         self._registry = registry
@@ -163,6 +173,8 @@ class LLMJudge:
         self._extract_batch = extract_batch
         self._extract_chars = extract_batch_chars
         self._validate_batch = validate_batch
+        self._update_batch = update_batch
+        self._update_chars = update_batch_chars
         self._max_members = max_summary_members
         self._context_chars = context_chars
         self._prefilter = prefilter
@@ -400,3 +412,51 @@ class LLMJudge:
             self._fallback.record("summarize", res, job.user_id, 1)
             return base
         return res
+
+    # -- updates ------------------------------------------------------------------------
+
+    @property
+    def judges_updates(self) -> bool:
+        """Whether :meth:`updates` asks a model (``update`` is not answered offline)."""
+        return "update" in self._models
+
+    def updates(self, groups: Sequence[tuple[Node, Sequence[Node]]]) -> list[list[int]]:
+        """Which earlier statements each later statement changes.
+
+        A change of mind is often told without a word any rule reads as one ("sold
+        the wheel and gave my studio spot away" ends a pottery habit): a model reads
+        it. Groups are sent ``update_batch`` at a time (at most about
+        ``update_batch_chars`` characters), one user per request. A
+        group a request fails for, or an answer leaves out, gets no link (recall's
+        own rules still apply to it; the fallback is recorded).
+
+        Parameters
+        ----------
+        groups : sequence of (Node, sequence of Node)
+            A later statement and earlier statements of the same person.
+
+        Returns
+        -------
+        list of list of int
+            Per group, the indices of the earlier statements the later one changes.
+        """
+        out: list[list[int]] = [[] for _ in groups]
+        todo = [i for i, (_, earlier) in enumerate(groups) if earlier]
+        if "update" not in self._models or not todo:
+            return out
+        sizes = [len(later.content) + sum(len(e.content) for e in earlier) for later, earlier in groups]
+        chunks = sized_batches([later.user_id for later, _ in groups], sizes, todo, self._update_batch,
+                               self._update_chars)
+        jobs = [update_job(self._prompts["update"], groups, c) for c in chunks]
+        results = self._runner.run(jobs)
+        for chunk, job, res in zip(chunks, jobs, results):
+            if isinstance(res, Failure):
+                self._fallback.record("update", res, job.user_id, len(chunk))
+                continue
+            missing = [k for k in range(len(chunk)) if k not in res]
+            for k, i in enumerate(chunk):
+                out[i] = res.get(k, [])
+            if missing:
+                incomplete = Failure("incomplete", f"{len(missing)} group(s) without an entry")
+                self._fallback.record("update", incomplete, job.user_id, len(missing))
+        return out

@@ -1,4 +1,4 @@
-"""The four judge operations and which litellm model answers each."""
+"""The judge operations and which litellm model answers each."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..errors import ConfigError
 
 __all__ = ["OPERATIONS", "check_operations", "models_of", "judge_name"]
 
-OPERATIONS: tuple[str, ...] = ("extract", "validate", "route", "summarize")
+OPERATIONS: tuple[str, ...] = ("extract", "validate", "route", "summarize", "update")
 
 
 def models_of(spec: str | Mapping[str, str]) -> dict[str, str]:

@@ -31,6 +31,8 @@ __all__ = [
     "ValidateAnswer",
     "RouteAnswer",
     "SummaryAnswer",
+    "LinkOut",
+    "UpdateAnswer",
 ]
 
 T = TypeVar("T", bound=BaseModel)
@@ -119,6 +121,19 @@ class SummaryAnswer(_Strict):
     polarity: Literal[-1, 0, 1] = 0
     topic: str = Field(default="", max_length=80)
     evidence: list[int] = Field(min_length=1, max_length=500)
+
+
+class LinkOut(_Strict):
+    """The earlier statements one later statement changes."""
+
+    group: int = Field(ge=0)
+    changes: list[int] = Field(default_factory=list, max_length=100)
+
+
+class UpdateAnswer(_Strict):
+    """The update answer: ``{"links": [...]}``, one entry per group."""
+
+    links: list[LinkOut] = Field(max_length=500)
 
 
 @dataclass(frozen=True, slots=True)

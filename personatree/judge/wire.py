@@ -33,6 +33,7 @@ __all__ = [
     "validate_schema",
     "route_schema",
     "summary_schema",
+    "update_schema",
 ]
 
 #: The ψ values a constrained verdict may carry, per label: the strengths the prompt
@@ -155,3 +156,13 @@ def summary_schema(n_shown: int) -> dict[str, Any]:
         "topic": {"type": "string", "maxLength": 40},
         "evidence": _list_of({"enum": list(range(n_shown))}, max(1, n_shown), min_items=1),
     })
+
+
+def update_schema(sizes: Sequence[int]) -> dict[str, Any]:
+    """The update answer for groups of ``sizes`` earlier statements: per group id, the
+    ids among its own earlier statements that the later one changes."""
+    links = [
+        _obj({"group": {"const": g}, "changes": _list_of({"enum": list(range(n))}, max(1, n))})
+        for g, n in enumerate(sizes)
+    ]
+    return _obj({"links": _list_of({"anyOf": links}, max(1, len(sizes)), min_items=1)})

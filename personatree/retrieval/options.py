@@ -22,6 +22,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ..change_links import UPDATES
 from ..confidence import sigmoid
 from ..config import RecallConfig
 from ..ports import TokenCounter
@@ -311,10 +312,13 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     the lido every morning"), at no worth of its own (:func:`_update_companion`).
     And a start that reverses nothing ("I joined a choir", after "I love singing")
     adds to what came before rather than ending it: shown, it is worth what it is
-    worth on its own.
+    worth on its own. None of these rules applies to an update a judge read as
+    changing ``n`` (:mod:`personatree.change_links`): it always comes with it.
     """
     state = ctx.state
     later = state.nodes[ctx.updated_by[n.id]]
+    if _judged_change(later, n.id):
+        return True  # a judge read the two and the change in them
     if later.id not in state.changes:
         # A lasting opposite stance, or a later word on the same thing that takes none
         # (most ways of telling a change are in no word list), when the two name a
@@ -329,6 +333,12 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
     return node_stance(later) != "started" or opposed(node_stance(n), "started")
 
 
+def _judged_change(later: Node, earlier_id: str) -> bool:
+    """Whether a judge read ``later`` as changing the statement ``earlier_id``."""
+    judged = later.attributes.get(UPDATES) if later.attributes else None
+    return isinstance(judged, list) and earlier_id in judged
+
+
 def _share_a_topic(a: str, b: str) -> bool:
     """Whether two statements share a content word (by lemma)."""
     return not content_lemmas(tokenize(a)).isdisjoint(content_lemmas(tokenize(b)))
@@ -337,14 +347,18 @@ def _share_a_topic(a: str, b: str) -> bool:
 def changes_what_it_updates(ctx: RecallContext, update_id: str) -> bool:
     """Whether a later statement reads as a change of what it updates.
 
-    It tells a change, or takes the opposite stance to one of the statements it
-    updates; else it is only the person's later word on the same thing, linked by
+    It tells a change, a judge read it as changing one of the statements it updates
+    (:mod:`personatree.change_links`), or it takes the opposite stance to one of
+    them; else it is only the person's later word on the same thing, linked by
     meaning (``recall.update_restate_floor``), which may merely restate it.
     """
     state = ctx.state
     if update_id in state.changes:
         return True
-    stance = node_stance(state.nodes[update_id])
+    node = state.nodes[update_id]
+    if any(_judged_change(node, x) for x in ctx.updates.get(update_id, ())):
+        return True
+    stance = node_stance(node)
     return any(opposed(stance, node_stance(state.nodes[x])) for x in ctx.updates.get(update_id, ()))
 
 

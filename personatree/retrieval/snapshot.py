@@ -40,7 +40,7 @@ from .lexical import BM25Index
 from .snapshot_codec import decode_parts, encode_parts
 from .state import LevelArrays, RetrievalState, signature
 from .turn_memo import fingerprint as analysis_fingerprint
-from .updates import LeafFacts
+from .updates import LeafFacts, judged_links
 
 __all__ = ["Snapshots", "encode", "fingerprint", "restore", "store_snapshots"]
 
@@ -191,19 +191,21 @@ def restore(
     # read from the snapshot rather than stacked again.
     leaf = LevelArrays(p.leaf_ids, p.leaf_matrix, {x: i for i, x in enumerate(p.leaf_ids)})
     state._rebuild_structure(graph, leaf)
-    state.updates_memo = (leaf, _facts(state, p.row_facts))
+    state.updates_memo = (leaf, _facts(state, leaf, p.row_facts))
     state.version = version
     return True
 
 
-def _facts(state: RetrievalState, rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> LeafFacts:
+def _facts(
+    state: RetrievalState, leaf: LevelArrays, rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+) -> LeafFacts:
     # What retrieval.updates.leaf_facts computes leaf by leaf, from the snapshot's
     # arrays: the same times and sides, and session codes equal exactly where the
     # sessions are (a leaf without one, or a row without a leaf, equal to no other).
     at, side, gone, session = rows
     change = np.zeros(at.shape[0], bool)
     change[state.change_rows] = True
-    return LeafFacts(at, side, change, gone, session)
+    return LeafFacts(at, side, change, gone, session, judged_links(leaf, state.graph.nodes(Level.LEAF), gone))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,10 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
   my old bike" is close to many lines at cosine 0.3, and closest to the ones about
   the bike.
 
+A later leaf that a judge read as changing ``x`` when it was inserted
+(:mod:`personatree.change_links`) updates it whatever their cosine, before any of
+the rules above.
+
 Among the updates of ``x`` the newest wins, and an update is followed through its
 own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
 day" → "we adopted a kitten". Pure apart from two caches kept with the state's
@@ -39,15 +43,18 @@ updater's neighbourhood among the statements said before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..change_links import UPDATES
 from ..config import RecallConfig
-from ..types import Level
+from ..types import Level, Node
 from .state import LevelArrays, RetrievalState
 
-__all__ = ["LeafFacts", "kth_largest", "leaf_facts", "later_statements", "tried_first", "update_chains"]
+__all__ = [
+    "LeafFacts", "judged_links", "kth_largest", "leaf_facts", "later_statements", "tried_first", "update_chains",
+]
 
 # Qualifying later statements tried per candidate, newest first: the first try of an
 # updater costs one pass over the user's leaves, and the newest few decide in practice.
@@ -75,6 +82,9 @@ class LeafFacts:
         The rows that can update another (a change, or a stance with a side), present.
     present : ndarray of int
         The rows with a node in the state (any of them may restate another).
+    judged : dict
+        Row → the rows of the later statements a judge read as changing it
+        (:mod:`personatree.change_links`), present ones only.
     kth : dict
         ``(k, row)`` → the k-th highest cosine of that row with a leaf said before
         it (−inf when fewer were), filled as recalls ask: it does not depend on the
@@ -86,6 +96,7 @@ class LeafFacts:
     change: np.ndarray
     gone: np.ndarray
     session: np.ndarray
+    judged: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     updaters: np.ndarray = field(init=False)
     present: np.ndarray = field(init=False)
     kth: dict[tuple[int, int], float] = field(init=False)
@@ -178,9 +189,38 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
             session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -2 - i
     change = np.zeros(n, bool)
     change[state.change_rows] = True
-    facts = LeafFacts(at, side, change, gone, session)
+    facts = LeafFacts(at, side, change, gone, session, judged_links(arr, state.graph.nodes(Level.LEAF), gone))
     state.updates_memo = (arr, facts)
     return facts
+
+
+def judged_links(arr: LevelArrays, leaves: Iterable[Node], gone: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """Row → rows of the later statements a judge read as changing it (pure).
+
+    Parameters
+    ----------
+    arr : LevelArrays
+        The leaf rows.
+    leaves : iterable of Node
+        The leaves that may carry a judge's reading (``attributes["updates"]``).
+    gone : ndarray of bool
+        Rows without a node in the state: never an update.
+
+    Returns
+    -------
+    dict of int to tuple of int
+    """
+    out: dict[int, list[int]] = {}
+    for leaf in leaves:
+        targets = leaf.attributes.get(UPDATES) if leaf.attributes else None
+        u = arr.row.get(leaf.id)
+        if not targets or u is None or gone[u]:
+            continue
+        for x in targets:
+            r = arr.row.get(x) if isinstance(x, str) else None
+            if r is not None and r != u:
+                out.setdefault(r, []).append(u)
+    return {r: tuple(us) for r, us in out.items()}
 
 
 def later_statements(
@@ -245,7 +285,7 @@ def update_chains(
     dict of str to list of str
         Each update → the leaves it updates, in id order.
     """
-    if _updaters(facts, cfg).size == 0:
+    if _updaters(facts, cfg).size == 0 and not facts.judged:
         return {}
     frontier = [x for x in leaves[: cfg.update_top if top is None else top] if x in arr.row]
     nxt: dict[str, str] = {}
@@ -278,10 +318,22 @@ def _updates_once(
 ) -> dict[str, str]:
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
+    out: dict[str, str] = {}
+    if facts.judged:
+        # A statement a judge read as changing the candidate comes first, whatever
+        # their cosine: the newest of them.
+        for x in xs:
+            row = arr.row[x]
+            later = [u for u in facts.judged.get(row, ()) if facts.at[u] > facts.at[row]]
+            if later:
+                out[x] = ids[max(later, key=lambda u: (facts.at[u], ids[u]))]
+        xs = [x for x in xs if x not in out]
+        if not xs:
+            return out
     restate = cfg.update_restate_floor
     cand = _updaters(facts, cfg)
     if cand.size == 0:
-        return {}
+        return out
     rx = np.fromiter((arr.row[x] for x in xs), np.int64, len(xs))
     # Every leaf's cosines, then the updaters' rows of them (updaters × candidates):
     # the same products as the updaters' rows times the candidates, without copying
@@ -320,10 +372,9 @@ def _updates_once(
         if picks.size:
             tries[j] = picks[:_TRIES]
     if not tries:
-        return {}
+        return out
     us = np.unique(np.concatenate(list(tries.values())))
     kth = dict(zip(us.tolist(), _kth_before(matrix, facts, cand[us], cfg.update_k).tolist()))
-    out: dict[str, str] = {}
     for j, picks in tries.items():
         for u in picks.tolist():
             if sims[u, j] >= kth[u] - 1e-6:  # the same cosine, computed in another product

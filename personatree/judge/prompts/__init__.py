@@ -19,7 +19,7 @@ from typing import Mapping
 __all__ = ["PromptTemplate", "PROMPT_VERSIONS", "load_prompt", "data_block"]
 
 #: The prompt version each operation uses by default.
-PROMPT_VERSIONS: Mapping[str, int] = {"extract": 1, "validate": 1, "route": 1, "summarize": 1}
+PROMPT_VERSIONS: Mapping[str, int] = {"extract": 1, "validate": 1, "route": 1, "summarize": 1, "update": 1}
 
 _SECTION_RE = re.compile(r"^=== (system|user) ===\s*$", re.MULTILINE)
 _PLACEHOLDER_RE = re.compile(r"<<([a-z_]+)>>")
@@ -32,7 +32,7 @@ class PromptTemplate:
     Attributes
     ----------
     operation : str
-        ``extract``, ``validate``, ``route`` or ``summarize``.
+        ``extract``, ``validate``, ``route``, ``summarize`` or ``update``.
     version : int
     system, user : str
         The two message templates with ``<<name>>`` placeholders.
@@ -84,7 +84,7 @@ def load_prompt(operation: str, version: int | None = None) -> PromptTemplate:
     Parameters
     ----------
     operation : str
-        ``extract``, ``validate``, ``route`` or ``summarize``.
+        ``extract``, ``validate``, ``route``, ``summarize`` or ``update``.
     version : int, optional
         Default :data:`PROMPT_VERSIONS` ``[operation]``.
 

@@ -1,0 +1,67 @@
+"""A judge that reads changes from the scenarios' labels: what recall gives when every
+change is linked to what it changes.
+
+The offline judge cannot read a change told in other words than what it ends (it is
+the LLM judge's ``update`` operation that does). To measure the rest of the way on
+the faithfulness scenarios (which earlier statements insertion shows with a change,
+then recall's use of the link) without an LLM, this judge answers ``updates`` from
+the labels: a scenario's change changes each of its earlier statements that
+insertion showed it with. Everything else is the offline judge's. It is an upper
+bound for a judge that reads changes, never a result of one.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from personatree.ports import Judge
+from personatree.types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
+
+__all__ = ["LabelledChanges"]
+
+
+def _observation(node: Node) -> str | None:
+    return node.provenance[0].observation_id if node.provenance else None
+
+
+class LabelledChanges:
+    """The offline judge, with :meth:`updates` answered from labels.
+
+    Parameters
+    ----------
+    inner : Judge
+        Answers everything else.
+    changes : Mapping[str, frozenset of str]
+        Observation id of each change → observation ids of the statements it changes.
+    """
+
+    def __init__(self, inner: Judge, changes: Mapping[str, frozenset[str]]) -> None:
+        self._inner = inner
+        self._changes = dict(changes)
+
+    @property
+    def name(self) -> str:
+        return f"{self._inner.name}+labelled-changes"
+
+    @property
+    def judges_updates(self) -> bool:
+        return True
+
+    def updates(self, groups: Sequence[tuple[Node, Sequence[Node]]]) -> list[list[int]]:
+        out = []
+        for later, earlier in groups:
+            olds = self._changes.get(_observation(later) or "", frozenset())
+            out.append([j for j, e in enumerate(earlier) if _observation(e) in olds])
+        return out
+
+    def extract(self, observations: Sequence[Observation]) -> list[list[LeafDraft]]:
+        return self._inner.extract(observations)
+
+    def validate(self, pairs: Sequence[tuple[Node, Node, float]]) -> list[Verdict]:
+        return self._inner.validate(pairs)
+
+    def route(self, query: str) -> Route:
+        return self._inner.route(query)
+
+    def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
+        return self._inner.summarize(members, level, schema_type)
