@@ -165,4 +165,5 @@ def update_schema(sizes: Sequence[int]) -> dict[str, Any]:
         _obj({"group": {"const": g}, "changes": _list_of({"enum": list(range(n))}, max(1, n))})
         for g, n in enumerate(sizes)
     ]
-    return _obj({"links": _list_of({"anyOf": links}, max(1, len(sizes)), min_items=1)})
+    # One entry per group: a small model otherwise stops after the first few.
+    return _obj({"links": _list_of({"anyOf": links}, max(1, len(sizes)), min_items=max(1, len(sizes)))})
