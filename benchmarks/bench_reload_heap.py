@@ -36,7 +36,6 @@ def _rss_mb() -> float:
 def main() -> None:
     from bench_first_recall import OTHER, USER, _open
 
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", required=True, help="a store of bench_first_recall.py (fast preset)")
     ap.add_argument("--rounds", type=int, default=12)

@@ -66,15 +66,12 @@ class Statements:
     speaker: np.ndarray
 
     @classmethod
-    def of(cls, nodes: Sequence[Node]) -> "Statements":
-        """The rows of embedded ``nodes``, in order."""
-        kept = [n for n in nodes if n.embedding is not None]
-        vectors = [n.embedding for n in kept if n.embedding is not None]
-        matrix = np.stack(vectors) if vectors else np.zeros((0, 0), np.float32)
+    def of(cls, nodes: Sequence[Node], matrix: np.ndarray) -> "Statements":
+        """The rows of ``nodes``, whose unit embeddings are the rows of ``matrix``."""
         return cls(
-            kept, matrix, np.array([said_at(n).timestamp() for n in kept], dtype=float),
-            np.array([_session(n) for n in kept], dtype=object),
-            np.array([n.attributes.get("speaker") for n in kept], dtype=object),
+            list(nodes), matrix, np.array([said_at(n).timestamp() for n in nodes], dtype=float),
+            np.array([_session(n) for n in nodes], dtype=object),
+            np.array([n.attributes.get("speaker") for n in nodes], dtype=object),
         )
 
 
@@ -134,9 +131,13 @@ def link_changes(graph: MemoryGraph, leaves: Sequence[Node], judge: object, cfg:
     new = [leaf for leaf in leaves if leaf.embedding is not None]
     if not new:
         return 0
-    tree = [graph.node(x) for x in graph.index(Level.LEAF).ids]
-    rows = Statements.of(tree + new)
-    first = len(rows.nodes) - len(new)
+    # The tree's leaves as its leaf index holds them (rows in the index's order),
+    # then the new ones.
+    index = graph.index(Level.LEAF)
+    tree = [graph.node(x) for x in index.ids]
+    fresh = np.stack([leaf.embedding for leaf in new if leaf.embedding is not None])
+    rows = Statements.of(tree + new, np.vstack([index.matrix, fresh]) if tree else fresh)
+    first = len(tree)
     groups = [(leaf, earlier_candidates(rows, leaf, first + k, cfg)) for k, leaf in enumerate(new)]
     asked = [(later, earlier) for later, earlier in groups if earlier]
     if not asked:

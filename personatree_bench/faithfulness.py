@@ -427,7 +427,6 @@ def run_faithfulness(
 
 def _labelled_judge(embedder: Embedder, cases: Sequence[Case]) -> Any:
     # The offline judge as PersonaTree.open builds it, with changes read from labels.
-    from personatree.judge import OfflineJudge
     from personatree.retrieval.router import default_router
     from personatree.schema import SchemaRegistry
 
@@ -435,7 +434,7 @@ def _labelled_judge(embedder: Embedder, cases: Sequence[Case]) -> Any:
 
     changes = {f"{c.conversation.id}:{c.change_id}": frozenset(f"{c.conversation.id}:{t}" for t in c.statement_ids)
                for c in cases}
-    return LabelledChanges(OfflineJudge(embedder, SchemaRegistry.load(), router=default_router(embedder)), changes)
+    return LabelledChanges(changes, embedder, SchemaRegistry.load(), router=default_router(embedder))
 
 
 def _cases_meta(cases: Sequence[Case]) -> dict[str, Any]:

@@ -12,10 +12,10 @@ bound for a judge that reads changes, never a result of one.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from personatree.ports import Judge
-from personatree.types import LeafDraft, Level, Node, Observation, Route, Summary, Verdict
+from personatree.judge import OfflineJudge
+from personatree.types import Node
 
 __all__ = ["LabelledChanges"]
 
@@ -24,24 +24,24 @@ def _observation(node: Node) -> str | None:
     return node.provenance[0].observation_id if node.provenance else None
 
 
-class LabelledChanges:
+class LabelledChanges(OfflineJudge):
     """The offline judge, with :meth:`updates` answered from labels.
 
     Parameters
     ----------
-    inner : Judge
-        Answers everything else.
     changes : Mapping[str, frozenset of str]
         Observation id of each change → observation ids of the statements it changes.
+    *args, **kwargs
+        The offline judge's.
     """
 
-    def __init__(self, inner: Judge, changes: Mapping[str, frozenset[str]]) -> None:
-        self._inner = inner
+    def __init__(self, changes: Mapping[str, frozenset[str]], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._changes = dict(changes)
 
     @property
     def name(self) -> str:
-        return f"{self._inner.name}+labelled-changes"
+        return "offline+labelled-changes"
 
     @property
     def judges_updates(self) -> bool:
@@ -53,15 +53,3 @@ class LabelledChanges:
             olds = self._changes.get(_observation(later) or "", frozenset())
             out.append([j for j, e in enumerate(earlier) if _observation(e) in olds])
         return out
-
-    def extract(self, observations: Sequence[Observation]) -> list[list[LeafDraft]]:
-        return self._inner.extract(observations)
-
-    def validate(self, pairs: Sequence[tuple[Node, Node, float]]) -> list[Verdict]:
-        return self._inner.validate(pairs)
-
-    def route(self, query: str) -> Route:
-        return self._inner.route(query)
-
-    def summarize(self, members: Sequence[Node], level: Level, schema_type: str) -> Summary:
-        return self._inner.summarize(members, level, schema_type)

@@ -297,3 +297,21 @@ def test_scenario_dataclasses_are_plain_values() -> None:
     s = Scenario("x", "tune", "diet", "bread", (Statement("a", "positive"),) * 2, Statement("b", "stopped"), "q")
     assert s == Scenario("x", "tune", "diet", "bread", (Statement("a", "positive"),) * 2, Statement("b", "stopped"),
                          "q")
+
+
+def test_labelled_changes_answer_from_the_labels_only_among_the_statements_shown(embedder, registry) -> None:
+    from datetime import datetime, timezone
+
+    from personatree.types import Level, Node, Provenance
+    from personatree_bench.labelled_changes import LabelledChanges
+
+    at = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+    def node(obs: str) -> Node:
+        return Node(f"l-{obs}", "u", Level.LEAF, "event", obs, {}, at, at, 0.0,
+                    provenance=(Provenance(obs, 0, 0, at, "s"),))
+
+    judge = LabelledChanges({"c:9": frozenset({"c:1", "c:2"})}, embedder, registry)
+    assert judge.judges_updates and judge.name == "offline+labelled-changes"
+    got = judge.updates([(node("c:9"), [node("c:2"), node("c:5"), node("c:1")]), (node("c:5"), [node("c:1")])])
+    assert got == [[0, 2], []]

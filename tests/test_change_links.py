@@ -92,7 +92,8 @@ def test_a_judge_links_a_change_told_in_other_words_and_recall_shows_it(tmp_path
     try:
         assert _leaf_of(again, "ana", CHANGE).attributes[UPDATES] == [wheel.id]
         assert CHANGE in again.recall("ana", QUESTION, budget=300).text
-        assert again.export("ana") is not None
+        exported = {n["id"]: n for n in again.export("ana")["nodes"]}
+        assert exported[change.id]["attributes"][UPDATES] == [wheel.id]
     finally:
         again.close()
 
@@ -161,7 +162,7 @@ def test_earlier_candidates_are_said_before_in_another_session_by_the_same_speak
         _node(5, -vecs[5], 4, "f"),  # far in meaning
     ]
     leaf = _node(6, vecs[6], 5, "e")
-    rows = Statements.of(nodes + [leaf])
+    rows = Statements.of(nodes + [leaf], np.stack([n.embedding for n in nodes + [leaf]]))
     got = earlier_candidates(rows, leaf, len(nodes), InsertionConfig(update_floor=0.0))
     sims = {n.id: float(n.embedding @ leaf.embedding) for n in nodes[:2]}
     assert [n.id for n in got] == sorted(sims, key=lambda x: -sims[x])
