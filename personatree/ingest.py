@@ -12,13 +12,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .change_links import link_changes
+from .change_links import archived_block, link_changes
 from .engine.core import Engine
 from .errors import InputError
 from .graph import MemoryGraph
 from .inputs import build_observation, ensure_iterable
 from .insertion import Touched, apply_decision, leaf_embedding_or_none, plan_insertions
-from .ports import ChangeSet, JournalEvent
+from .ports import ChangeSet, JournalEvent, judges_updates
 from .types import InsertReport, LeafDecision, LeafDraft, Level, Node, Observation
 
 __all__ = ["leaf_id", "observe_many", "extract", "insert_many"]
@@ -193,7 +193,9 @@ def insert_many(
     cfg = engine.config
     keep = _new_leaves(graph, batches)
     flat = [leaf for leaves in keep for leaf in leaves]
-    link_changes(graph, flat, engine.judge, cfg.insertion)
+    if flat and judges_updates(engine.judge):
+        # A change may end a habit whose statements the tree's bounds archived.
+        link_changes(graph, flat, engine.judge, cfg.insertion, archived_block(engine, graph.user_id, graph))
     planned = iter(plan_insertions(graph, flat, engine.judge, engine.registry, cfg.insertion))
     touched = Touched()
     out: list[list[LeafDecision]] = []

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from personatree import FixedClock, PersonaTree
-from personatree.change_links import UPDATES, Statements, earlier_candidates, link_changes
+from personatree.change_links import UPDATES, Statements, earlier_candidates, link_changes, stacked
 from personatree.config import InsertionConfig, RecallConfig
 from personatree.graph import MemoryGraph
 from personatree.judge import LLMJudge, OfflineJudge
@@ -162,29 +162,30 @@ def test_earlier_candidates_are_said_before_in_another_session_by_the_same_speak
         _node(5, -vecs[5], 4, "f"),  # far in meaning
     ]
     leaf = _node(6, vecs[6], 5, "e")
-    rows = Statements.of(nodes + [leaf], np.stack([n.embedding for n in nodes + [leaf]]))
-    got = earlier_candidates(rows, leaf, len(nodes), InsertionConfig(update_floor=0.0))
+    rows = Statements.of(nodes + [leaf])
+    cos = np.stack([n.embedding for n in nodes + [leaf]]) @ leaf.embedding
+    got = earlier_candidates(rows, leaf, cos, len(nodes), InsertionConfig(update_floor=0.0))
     sims = {n.id: float(n.embedding @ leaf.embedding) for n in nodes[:2]}
     assert [n.id for n in got] == sorted(sims, key=lambda x: -sims[x])
-    assert earlier_candidates(rows, leaf, len(nodes), InsertionConfig(update_floor=0.0, update_candidates=1)) == \
-        got[:1]
+    assert earlier_candidates(rows, leaf, cos, len(nodes),
+                              InsertionConfig(update_floor=0.0, update_candidates=1)) == got[:1]
     # Only the rows before it may be shown.
-    assert earlier_candidates(rows, leaf, 1, InsertionConfig(update_floor=0.0)) == [nodes[0]]
+    assert earlier_candidates(rows, leaf, cos, 1, InsertionConfig(update_floor=0.0)) == [nodes[0]]
+    assert earlier_candidates(rows, leaf, cos, 0, InsertionConfig(update_floor=0.0)) == []
 
 
 def test_a_judged_link_is_followed_whatever_the_cosine() -> None:
     # Two orthogonal statements: no rule of recall links them, the judge's reading does.
     e = np.eye(4, dtype=np.float32)
     old, new = _node(0, e[0], 1, "a"), _node(1, e[1], 20, "b")
-    new.attributes[UPDATES] = [old.id]
     arr = LevelArrays(["l0", "l1"], np.stack([e[0], e[1]]), {"l0": 0, "l1": 1})
     gone = np.zeros(2, bool)
     facts = LeafFacts(np.array([1.0, 20.0]), np.zeros(2, np.int8), np.zeros(2, bool), gone, np.array([0, 1]),
-                      judged_links(arr, [old, new], gone))
+                      judged_links(arr, {new.id: (old.id,)}, gone))
     assert update_chains(arr, facts, ["l0"], RecallConfig()) == {"l1": ["l0"]}
     # A link to a statement said later (a judge's mistake) is not followed.
     facts = LeafFacts(np.array([30.0, 20.0]), np.zeros(2, np.int8), np.zeros(2, bool), gone, np.array([0, 1]),
-                      judged_links(arr, [old, new], gone))
+                      judged_links(arr, {new.id: (old.id,)}, gone))
     assert update_chains(arr, facts, ["l0"], RecallConfig()) == {}
 
 
@@ -199,6 +200,14 @@ def test_link_changes_links_within_one_call_and_leaves_the_graph_alone(embedder,
     assert leaves[3].attributes[UPDATES] == ["l0"]
     assert len(g) == 0
     assert link_changes(g, leaves, OfflineJudge(embedder, registry), InsertionConfig()) == 0
+    # Archived statements are shown like the tree's; one embedded at another width is not.
+    del leaves[3].attributes[UPDATES]
+    odd = _node(9, np.ones(3, np.float32) / np.sqrt(3), 1, "s9")
+    odd.content = "Sold the wheel I used to throw on."
+    archived = stacked([odd, *leaves[:3]], embedder.dim)
+    assert [n.id for n in archived[0].nodes] == ["l0", "l1", "l2"]
+    assert link_changes(g, leaves[3:], judge, InsertionConfig(), archived=archived) == 1
+    assert leaves[3].attributes[UPDATES] == ["l0"]
 
 
 def test_the_update_schema_allows_only_the_ids_shown(embedder, registry) -> None:
@@ -220,3 +229,80 @@ def test_the_update_schema_allows_only_the_ids_shown(embedder, registry) -> None
     job = update_job(load_prompt("update"), [(nodes[2], nodes[:2])], [0])
     assert "<data>" in job.messages[1]["content"] and "You read what one person said" in job.messages[0]["content"]
     assert job.check(UpdateAnswer.model_validate({"links": [{"group": 0, "changes": [1, 1, 5]}]})) == {0: [1]}
+
+
+# -- links that outlive the tree's bounds ---------------------------------------------------------
+
+
+def _archiving_tree(path, embedder, registry, model: ScriptedModel) -> PersonaTree:
+    # A year-long orphan bound cut to a day: the four statements form no pattern, and a
+    # pass after a later, unrelated session moves them all to the archive.
+    from personatree.config import ConsolidationConfig, PersonaTreeConfig
+
+    config = PersonaTreeConfig(consolidation=ConsolidationConfig(t_orphan_days=1.0))
+    return PersonaTree.open(path, config=config, embedder=embedder,
+                            judge=_judge(embedder, registry, model), clock=FixedClock(T0 + timedelta(days=90)))
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+def test_a_link_is_followed_after_both_statements_are_archived(tmp_path, embedder, registry, reopen,
+                                                               monkeypatch) -> None:
+    from tests.test_retrieval_snapshot import _refusing
+
+    tree = _archiving_tree(tmp_path / "m.db", embedder, registry, ScriptedModel())
+    try:
+        tree.observe_many("ana", _history())
+        change = _leaf_of(tree, "ana", CHANGE)
+        wheel = _leaf_of(tree, "ana", HABIT[0])
+        assert change.attributes[UPDATES] == [wheel.id]
+        tree.consolidate("ana")
+        later = T0 + timedelta(days=80)
+        tree.observe("ana", [{"role": "user", "content": "Borrowed a thick detective novel from the library."}],
+                     at=later, session_id="s-late", observation_id="o-late")
+        tree.consolidate("ana", now=later)
+        tree.consolidate("ana", now=later)
+        archived = set(tree.store.archive_ids("ana"))
+        assert {change.id, wheel.id} <= archived
+        tree.recall("ana", QUESTION, budget=300)  # the retrieval state, and its snapshot, built
+        if reopen:
+            # A new process reads the state back from its snapshot (the archive
+            # unread): the links of archived leaves come with it.
+            tree.close()
+            tree = _archiving_tree(tmp_path / "m.db", embedder, registry, ScriptedModel())
+            with _refusing(monkeypatch):
+                rec = tree.recall("ana", QUESTION, budget=300)
+        else:
+            rec = tree.recall("ana", QUESTION, budget=300)
+        shown = {i.node_id: i for i in rec.items}
+        assert wheel.id in shown and change.id in shown
+        assert shown[change.id].reason.split(": ", 1)[-1].startswith("a later statement that changes")
+    finally:
+        tree.close()
+
+
+def test_a_change_is_linked_to_a_habit_the_tree_already_archived(tmp_path, embedder, registry) -> None:
+    # The habit is told (once: no pattern holds it), leaves the tree (archived), and
+    # only then ended: the judge is shown the archived statements as the tree's.
+    model = ScriptedModel()
+    tree = _archiving_tree(tmp_path / "m.db", embedder, registry, model)
+    try:
+        history = _history()
+        tree.observe_many("ana", history[:1])
+        wheel = _leaf_of(tree, "ana", HABIT[0])
+        tree.consolidate("ana")
+        quiet = T0 + timedelta(days=40)
+        tree.observe("ana", [{"role": "user", "content": "Borrowed a thick detective novel from the library."}],
+                     at=quiet, session_id="s-late", observation_id="o-late")
+        tree.consolidate("ana", now=quiet)
+        tree.consolidate("ana", now=quiet)
+        assert wheel.id in set(tree.store.archive_ids("ana"))
+        end = T0 + timedelta(days=50)
+        tree.observe("ana", history[3]["messages"], at=end, session_id="s-end", observation_id="o-end")
+        change = _leaf_of(tree, "ana", CHANGE)
+        assert change.attributes[UPDATES] == [wheel.id]
+        rec = tree.recall("ana", QUESTION, budget=300)
+        shown = {i.node_id: i for i in rec.items}
+        assert wheel.id in shown and change.id in shown
+        assert shown[change.id].reason.split(": ", 1)[-1].startswith("a later statement that changes")
+    finally:
+        tree.close()

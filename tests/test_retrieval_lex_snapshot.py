@@ -49,6 +49,7 @@ def _fields(st: RetrievalState) -> dict:
         "nodes": list(st.nodes), "parent": st.parent, "children": st.children,
         "rows": {lv: a.ids for lv, a in st.arrays.items()},
         "disposition_rows": st.disposition_rows.tolist(), "change_rows": st.change_rows.tolist(),
+        "judged": st.judged,
     }
 
 

@@ -80,7 +80,7 @@ def _fields(st: RetrievalState) -> dict[str, Any]:
         "children": sorted((k, v) for k, v in st.children.items()),
         "rows": {lv: (a.ids, a.matrix.tobytes()) for lv, a in st.arrays.items()},
         "disposition_rows": st.disposition_rows.tolist(), "change_rows": st.change_rows.tolist(),
-        "standing_rows": st.standing_rows.tolist(),
+        "standing_rows": st.standing_rows.tolist(), "judged": sorted(st.judged.items()),
     }
 
 

@@ -136,17 +136,20 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
     raw = sqlite3.connect(path)
     current = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
     raw.close()
-    doc, arrays = unpack(b"PTS4", current)
+    doc, arrays = unpack(b"PTS5", current)
     built_one = _open(path)
     old = _format_2(_state(built_one))
     built_one.close()
     others = {
         "format 2": old,
-        "format 2 under the new magic": b"PTS4" + old[4:],
+        "format 2 under the new magic": b"PTS5" + old[4:],
         "format 3 (no standing statements)": pack(
             b"PTS3", {**{k: v for k, v in doc.items() if k != "standing"}, "format": "3"}, arrays
         ),
-        "the new layout tagged with another format": pack(b"PTS4", {**doc, "format": "2"}, arrays),
+        "format 4 (no judged links)": pack(
+            b"PTS4", {**{k: v for k, v in doc.items() if k != "judged"}, "format": "4"}, arrays
+        ),
+        "the new layout tagged with another format": pack(b"PTS5", {**doc, "format": "2"}, arrays),
         "an array past the end": current[: len(current) - 64],
     }
     for name, data in others.items():
@@ -170,7 +173,7 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
         raw = sqlite3.connect(path)
         kept = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
         raw.close()
-        assert kept[:4] == b"PTS4" and kept != data, name  # replaced by the build
+        assert kept[:4] == b"PTS5" and kept != data, name  # replaced by the build
         tree = _open(path)
         with _refusing(monkeypatch):
             assert _fields(_state(tree)) == {**expected, "version": tree.store.version("ana")}, name
@@ -187,7 +190,7 @@ def test_the_layout_reads_back_its_arrays_and_refuses_what_does_not_fit() -> Non
     for k, v in arrays.items():
         assert got[k].dtype == v.dtype and np.array_equal(got[k], v) and not got[k].flags.writeable
     with pytest.raises(ValueError):
-        unpack(b"PTS4", data)  # another magic
+        unpack(b"PTS5", data)  # another magic
     with pytest.raises(ValueError):
         unpack(b"TEST", data[:-8])  # the last array cut short
     with pytest.raises(ValueError):

@@ -23,6 +23,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Hashable, Iterable, Mapping
 
+from ..change_links import links_of
 from ..graph import MemoryGraph
 from ..lexicons import CHANGE_OF_STATE_RE, NEGATED_START_RE
 from ..text import is_change, is_standing, standing_patterns
@@ -145,6 +146,8 @@ def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]
         st.changes = {str(x) for x in snap["changes"]}
         st.standing = {str(x) for x in snap["standing"]}
         st.leaf_said = {str(k): (float(v[0]), int(v[1]), str(v[2])) for k, v in snap["said"].items()}
+        # A judge's links are the leaves' own attributes: read from the nodes.
+        st.judged = {n.id: links for n in graph.nodes(Level.LEAF) if (links := links_of(n))}
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
     if st.leaf_said.keys() != st.turn_of.keys():

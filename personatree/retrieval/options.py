@@ -22,7 +22,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ..change_links import UPDATES
+from ..change_links import links_of
 from ..confidence import sigmoid
 from ..config import RecallConfig
 from ..ports import TokenCounter
@@ -335,8 +335,7 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
 
 def _judged_change(later: Node, earlier_id: str) -> bool:
     """Whether a judge read ``later`` as changing the statement ``earlier_id``."""
-    judged = later.attributes.get(UPDATES) if later.attributes else None
-    return isinstance(judged, list) and earlier_id in judged
+    return earlier_id in links_of(later)
 
 
 def _share_a_topic(a: str, b: str) -> bool:

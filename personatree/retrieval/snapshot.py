@@ -185,6 +185,7 @@ def restore(
     state.turn_seq, state.turn_session = cast(dict, p.turn_seq), cast(dict, p.turn_session)
     state.leaf_said, state.session_turns = cast(dict, p.leaf_said), cast(dict, p.session_turns)
     state.dispositions, state.changes, state.standing = p.dispositions, p.changes, p.standing
+    state.judged = p.judged
     state.bm25, state.turns = p.bm25, p.turns
     state.graph = graph
     # The leaf level as the build laid it out (the tree's rows, then the archive's),
@@ -205,7 +206,7 @@ def _facts(
     at, side, gone, session = rows
     change = np.zeros(at.shape[0], bool)
     change[state.change_rows] = True
-    return LeafFacts(at, side, change, gone, session, judged_links(leaf, state.graph.nodes(Level.LEAF), gone))
+    return LeafFacts(at, side, change, gone, session, judged_links(leaf, state.judged, gone))
 
 
 @dataclass(frozen=True, slots=True)

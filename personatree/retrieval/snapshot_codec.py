@@ -17,7 +17,7 @@ describe one consistent state is refused (:class:`ValueError`), never misread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -30,8 +30,8 @@ from .state import RetrievalState
 __all__ = ["FORMAT", "Parts", "decode_parts", "encode_parts"]
 
 #: Bumped when what a snapshot holds changes shape (with the layout's magic).
-FORMAT = "4"
-_MAGIC = b"PTS4"
+FORMAT = "5"
+_MAGIC = b"PTS5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +67,8 @@ class Parts:
         leaf, and a code of its session (see ``retrieval.updates.LeafFacts``).
     session_turns : mapping
         Each session's turns.
+    judged : dict
+        Leaf id → the ids of the statements a judge read it as changing.
     """
 
     turn_of: PackedMap[str]
@@ -89,6 +91,7 @@ class Parts:
     tree_rows: int
     row_facts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     session_turns: PackedMap[set[str]]
+    judged: dict[str, tuple[str, ...]]
 
 
 def _positions(table: dict[str, int], keys: Sequence[str]) -> np.ndarray:
@@ -153,7 +156,7 @@ def encode_parts(
     doc: dict[str, Any] = {
         "format": FORMAT, "leaves": leaves, "turns": turns, "sessions": list(sessions),
         "dispositions": sorted(state.dispositions), "changes": sorted(state.changes),
-        "standing": sorted(state.standing),
+        "standing": sorted(state.standing), "judged": {k: list(v) for k, v in state.judged.items()},
         "archive": archive, "archive_digests": archive_digests, "tree_digests": list(tree_digests),
         "archive_rows": None if list(a_ids) == archive else list(a_ids),
         "tree_rows": tree_rows, "tree_ids": leaf.ids[:tree_rows],
@@ -281,8 +284,18 @@ def decode_parts(data: bytes) -> Parts:
         archive=archive, archive_digests=_strings(doc["archive_digests"]),
         archive_row_ids=a_ids, archive_matrix=a_matrix, leaf_ids=leaf_ids, leaf_matrix=matrix,
         tree_rows=tree_rows, row_facts=_row_facts(a, at, side, sess, sessions, len(leaf_ids)),
-        session_turns=session_turns,
+        session_turns=session_turns, judged=_judged(doc["judged"], at_leaf),
     )
+
+
+def _judged(held: Any, leaves: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
+    # Leaf → the ids it changes: every key a leaf of the snapshot.
+    if not isinstance(held, dict):
+        raise ValueError("judged links: a mapping expected")
+    out = {str(k): tuple(_strings(v)) for k, v in held.items()}
+    if not out.keys() <= leaves.keys():
+        raise ValueError("judged links of a leaf the snapshot does not hold")
+    return out
 
 
 def _row_facts(

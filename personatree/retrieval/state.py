@@ -26,6 +26,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 
+from ..change_links import links_of
 from ..graph import MemoryGraph
 from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
@@ -96,6 +97,10 @@ class RetrievalState:
     # session, for telling which later statement updates an earlier one
     # (retrieval.updates).
     leaf_said: dict[str, tuple[float, int, str]] = field(default_factory=dict)
+    # The statements each leaf changes as a judge read them at insertion
+    # (change_links), for the tree's leaves and the archive's alike: a link outlives
+    # the tree's bounds as the statements it joins do.
+    judged: dict[str, tuple[str, ...]] = field(default_factory=dict)
     updates_memo: tuple[Any, Any] | None = None
     # Scenes: the session of each turn, the turns of each session, and per session the
     # (previous, next) turn of each, in time order. A session's order is built on first
@@ -313,6 +318,7 @@ class RetrievalState:
             self.changes.discard(nid)
             self.standing.discard(nid)
             self.leaf_said.pop(nid, None)
+            self.judged.pop(nid, None)
             tk = self.turn_of.pop(nid, None)
             if tk is not None:
                 members = self.turn_leaves.get(tk, [])
@@ -331,6 +337,9 @@ class RetrievalState:
                 self.standing.add(n.id)
             session = n.provenance[0].session_id if n.provenance else ""
             self.leaf_said[n.id] = (said_at(n).timestamp(), side_of(stance), session)
+            links = links_of(n)
+            if links:
+                self.judged[n.id] = links
             tk = turn_key(n)  # its disposition is decided with its turn (_reindex_turns)
             self.turn_of[n.id] = tk
             members = self.turn_leaves.setdefault(tk, [])

@@ -43,13 +43,12 @@ updater's neighbourhood among the statements said before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..change_links import UPDATES
 from ..config import RecallConfig
-from ..types import Level, Node
+from ..types import Level
 from .state import LevelArrays, RetrievalState
 
 __all__ = [
@@ -189,20 +188,23 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
             session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -2 - i
     change = np.zeros(n, bool)
     change[state.change_rows] = True
-    facts = LeafFacts(at, side, change, gone, session, judged_links(arr, state.graph.nodes(Level.LEAF), gone))
+    facts = LeafFacts(at, side, change, gone, session, judged_links(arr, state.judged, gone))
     state.updates_memo = (arr, facts)
     return facts
 
 
-def judged_links(arr: LevelArrays, leaves: Iterable[Node], gone: np.ndarray) -> dict[int, tuple[int, ...]]:
+def judged_links(
+    arr: LevelArrays, judged: Mapping[str, Sequence[str]], gone: np.ndarray
+) -> dict[int, tuple[int, ...]]:
     """Row → rows of the later statements a judge read as changing it (pure).
 
     Parameters
     ----------
     arr : LevelArrays
         The leaf rows.
-    leaves : iterable of Node
-        The leaves that may carry a judge's reading (``attributes["updates"]``).
+    judged : mapping of str to sequence of str
+        Leaf id → the ids of the statements a judge read it as changing
+        (``RetrievalState.judged``).
     gone : ndarray of bool
         Rows without a node in the state: never an update.
 
@@ -211,13 +213,12 @@ def judged_links(arr: LevelArrays, leaves: Iterable[Node], gone: np.ndarray) -> 
     dict of int to tuple of int
     """
     out: dict[int, list[int]] = {}
-    for leaf in leaves:
-        targets = leaf.attributes.get(UPDATES) if leaf.attributes else None
-        u = arr.row.get(leaf.id)
-        if not targets or u is None or gone[u]:
+    for leaf, targets in judged.items():
+        u = arr.row.get(leaf)
+        if u is None or gone[u]:
             continue
         for x in targets:
-            r = arr.row.get(x) if isinstance(x, str) else None
+            r = arr.row.get(x)
             if r is not None and r != u:
                 out.setdefault(r, []).append(u)
     return {r: tuple(us) for r, us in out.items()}
