@@ -45,6 +45,21 @@ def _hiking(tree: PersonaTree) -> str:
     return mid
 
 
+RACE = "Any tips for my half marathon training?"
+CANT_RUN = "I can't run at the moment either"
+RUNS = ("I go for a run every morning", "I still run every morning")
+
+
+@pytest.mark.parametrize("budget", [150, 300, 1000])
+def test_a_running_habit_is_never_shown_without_the_line_that_reverses_it(demo: PersonaTree, budget: int) -> None:
+    # Told in neutral words ("I go for a run every morning"), reversed weeks later by a
+    # plain negative at cosine 0.38: an opposite side, not a restatement.
+    rec = demo.recall("maya", RACE, budget=budget)
+    assert rec.tokens <= budget
+    if any(r in rec.text for r in RUNS):
+        assert CANT_RUN in rec.text
+
+
 def test_the_hiking_pattern_reads_as_changed(demo: PersonaTree) -> None:
     tl = node_timeline(demo._graph("maya"), _hiking(demo))
     assert tl.changed

@@ -111,12 +111,22 @@ def test_the_newest_update_wins_and_chains_are_followed() -> None:
 
 
 def test_an_opposite_stance_needs_the_higher_floor() -> None:
-    # cos ≈ 0.45: enough for a change statement, not for a bare opposite stance.
-    arr = _arrays({"likes": _unit(1, 0, 0), "dislikes": _unit(0.45, 0.893, 0)})
+    # cos 0.30: enough for a change statement, not for a bare opposite stance.
+    arr = _arrays({"likes": _unit(1, 0, 0), "dislikes": _unit(0.3, 0.954, 0)})
     flip = _facts([0, 1], [1, -1], [False, False])
     assert update_chains(arr, flip, ["likes"], READS) == {}
     change = _facts([0, 1], [1, -1], [False, True])
     assert update_chains(arr, change, ["likes"], READS) == {"dislikes": ["likes"]}
+    closer = _arrays({"likes": _unit(1, 0, 0), "dislikes": _unit(0.45, 0.893, 0)})
+    assert update_chains(closer, flip, ["likes"], READS) == {"dislikes": ["likes"]}
+
+
+def test_a_neutral_mention_of_doing_a_thing_is_reversed_by_a_negative_one() -> None:
+    # "I swim before my shift" (neutral) and a later "I can't get in the pool for now"
+    # (negative): sides as patterns count them. Two neutral lines oppose nothing.
+    arr = _arrays({"habit": _unit(1, 0, 0), "later": _unit(0.45, 0.893, 0)})
+    assert update_chains(arr, _facts([0, 1], [0, -1], [False, False]), ["habit"], READS) == {"later": ["habit"]}
+    assert update_chains(arr, _facts([0, 1], [0, 0], [False, False]), ["habit"], READS) == {}
 
 
 def test_a_later_statement_close_enough_updates_whatever_its_words() -> None:

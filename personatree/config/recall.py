@@ -72,8 +72,9 @@ class RecallConfig(Frozen):
         is read against what the person holds, which it rarely names.
     update_floor, update_flip_floor : float
         A leaf of a later session updates a candidate leaf when it tells a change at
-        cosine ≥ ``update_floor`` with it, or takes the opposite stance at cosine ≥
-        ``update_flip_floor`` (:mod:`personatree.retrieval.updates`).
+        cosine ≥ ``update_floor`` with it, or takes the opposite side at cosine ≥
+        ``update_flip_floor`` (a neutral mention counts with the positive side;
+        :mod:`personatree.retrieval.updates`).
     update_restate_floor : float or None
         Any later statement of the same speaker in a later session, at cosine ≥
         this with a candidate, updates it too (None turns it off): what the person
@@ -132,7 +133,7 @@ class RecallConfig(Frozen):
     standing_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     standing_k: int = Field(default=2, ge=1)
     update_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
-    update_flip_floor: float = Field(default=0.5, ge=-1.0, le=1.0)
+    update_flip_floor: float = Field(default=0.35, ge=-1.0, le=1.0)
     update_restate_floor: float | None = Field(default=0.4, ge=-1.0, le=1.0)
     update_k: int = Field(default=3, ge=1)
     update_top: int = Field(default=30, ge=0)

@@ -14,8 +14,11 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
 - ``u`` tells a change in the speaker's life or habits
   (:func:`~personatree.text.is_change`: a stop, a start, a move, a job or
   relationship begun or ended, a diagnosis), at cosine ≥ ``recall.update_floor``
-  with ``x``; or ``u`` takes the opposite stance to ``x``'s
-  (:func:`~personatree.stance.opposed`) at cosine ≥ ``recall.update_flip_floor``;
+  with ``x``; or ``u`` takes the opposite side to ``x``'s at cosine ≥
+  ``recall.update_flip_floor``, sides counted as patterns count them
+  (:func:`~personatree.stance.group_of`: a neutral mention of doing a thing is on
+  the positive side, so "I can't run at the moment" reverses "I go for a run
+  before my shift");
   or, whatever its words, ``u`` is at cosine ≥ ``recall.update_restate_floor``
   with ``x``: the person's latest word on a thing is worth showing with an older
   one even when no rule reads it as a change, and most ways of telling a change
@@ -166,6 +169,11 @@ def kth_largest(values: np.ndarray, k: int, overwrite: bool = False) -> np.ndarr
         left -= count
         work[at_top] = -np.inf
     return out
+
+
+def _group(side: np.ndarray) -> np.ndarray:
+    # −1 for a negative side, +1 otherwise (neutral joins the positive side).
+    return np.where(side < 0, -1, 1).astype(np.int8)
 
 
 def leaf_facts(state: RetrievalState) -> LeafFacts:
@@ -342,7 +350,10 @@ def _updates_once(
     sims = (matrix @ matrix[rx].T)[cand]
     at = facts.at[cand]
     ok = at[:, None] > facts.at[rx][None, :]
-    opposite = (facts.side[cand][:, None] * facts.side[rx][None, :]) < 0
+    # Sides as patterns count them (stance.group_of): a neutral mention of doing a
+    # thing ("I go for a run before my shift") is on the side a later "I can't run at
+    # the moment" reverses.
+    opposite = (_group(facts.side[cand])[:, None] * _group(facts.side[rx])[None, :]) < 0
     reads = (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
         opposite & (sims >= cfg.update_flip_floor)
     )
