@@ -38,7 +38,10 @@ from .ports import judges_updates
 from .timeline import said_at
 from .types import Level, Node
 
-__all__ = ["UPDATES", "Block", "Statements", "archived_block", "earlier_candidates", "link_changes", "links_of", "stacked"]
+__all__ = [
+    "UPDATES", "Block", "Statements", "archived_block", "earlier_candidates", "link_changes", "links_of",
+    "stacked",
+]
 
 #: The leaf attribute that holds the ids of the statements a leaf changes.
 UPDATES = "updates"
@@ -99,7 +102,8 @@ class Statements:
         codes: dict[str | None, int] = {}
         session, speaker = [], []
         for p in parts:
-            remap = np.fromiter((codes.setdefault(v, len(codes)) for v in p.codes), np.int64, len(p.codes))
+            remap = np.fromiter(
+                (codes.setdefault(v, len(codes)) for v in p.codes), np.int64, len(p.codes))
             session.append(remap[p.session])
             speaker.append(remap[p.speaker])
         return cls(
@@ -115,8 +119,9 @@ Block = tuple[Statements, np.ndarray]
 def stacked(nodes: Sequence[Node], width: int) -> Block:
     """The :data:`Block` of the ``nodes`` embedded at ``width`` (the others are left out)."""
     keep = [n for n in nodes if n.embedding is not None and np.shape(n.embedding) == (width,)]
-    matrix = np.stack([np.asarray(n.embedding, np.float32) for n in keep]) if keep else np.zeros((0, width), np.float32)
-    return Statements.of(keep), matrix
+    if not keep:
+        return Statements.of([]), np.zeros((0, width), np.float32)
+    return Statements.of(keep), np.stack([np.asarray(n.embedding, np.float32) for n in keep])
 
 
 #: Each user's archived block as last stacked, with the archived ids it was stacked from.
@@ -139,7 +144,9 @@ def archived_block(engine: Engine, user_id: str, graph: MemoryGraph) -> Block:
     return hit[1]
 
 
-def earlier_candidates(rows: Statements, leaf: Node, sims: np.ndarray, upto: int, cfg: InsertionConfig) -> list[Node]:
+def earlier_candidates(
+    rows: Statements, leaf: Node, sims: np.ndarray, upto: int, cfg: InsertionConfig
+) -> list[Node]:
     """The earlier statements a new leaf is shown with (pure).
 
     Parameters
@@ -217,7 +224,9 @@ def link_changes(
     rows = Statements.joined([b[0] for b in blocks])
     sims = np.concatenate([np.asarray(b[1] @ fresh.T, np.float32) for b in blocks])
     first = len(rows.nodes) - len(new)
-    groups = [(leaf, earlier_candidates(rows, leaf, sims[:, k], first + k, cfg)) for k, leaf in enumerate(new)]
+    groups = [
+        (leaf, earlier_candidates(rows, leaf, sims[:, k], first + k, cfg)) for k, leaf in enumerate(new)
+    ]
     asked = [(later, earlier) for later, earlier in groups if earlier]
     if not asked:
         return 0
