@@ -19,6 +19,14 @@ ends has left the tree by then, and is still what the change ends) and from the
 statements inserted before it in the same call (an import inserts a whole history at
 once), most similar first, at cosine ``insertion.update_floor`` or more, at most
 ``insertion.update_candidates``.
+
+Most similar means most similar once what all of the memory's statements share is
+taken out (``insertion.update_specific``; the floor stays on the plain cosine): a
+person's chat has a common direction (greetings, praise of the other speaker, "that
+sounds awesome") that puts their small talk close to anything they say, so by plain
+cosine the habit a change ends ranks behind tens of pleasantries. The cosine is then
+taken with the mean statement subtracted from both vectors
+(:func:`~personatree.specific.specific_similarity`).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from .engine.reads import archived_leaves
 from .graph import MemoryGraph
 from .index import top_k
 from .ports import judges_updates
+from .specific import common_direction, specific_similarity
 from .timeline import said_at
 from .types import Level, Node
 
@@ -145,7 +154,8 @@ def archived_block(engine: Engine, user_id: str, graph: MemoryGraph) -> Block:
 
 
 def earlier_candidates(
-    rows: Statements, leaf: Node, sims: np.ndarray, upto: int, cfg: InsertionConfig
+    rows: Statements, leaf: Node, sims: np.ndarray, upto: int, cfg: InsertionConfig,
+    order: np.ndarray | None = None,
 ) -> list[Node]:
     """The earlier statements a new leaf is shown with (pure).
 
@@ -160,12 +170,16 @@ def earlier_candidates(
         Only the first ``upto`` rows may be shown (those inserted before it).
     cfg : InsertionConfig
         ``update_candidates`` and ``update_floor``.
+    order : ndarray, optional
+        The similarity the rows are ranked by (default ``sims``), such as
+        :func:`~personatree.specific.specific_similarity`; the floor is always on
+        ``sims``.
 
     Returns
     -------
     list of Node
-        Most similar first (ties by row): said before ``leaf``, in another session,
-        by its speaker, at cosine ``update_floor`` or more.
+        Highest ``order`` first (ties by row): said before ``leaf``, in another
+        session, by its speaker, at cosine ``update_floor`` or more.
     """
     if upto <= 0:
         return []
@@ -177,7 +191,8 @@ def earlier_candidates(
         & (rows.speaker[:upto] == rows.codes.get(leaf.attributes.get("speaker"), -1))
     )
     idx = np.flatnonzero(ok)
-    return [rows.nodes[int(idx[i])] for i in top_k(close[idx], cfg.update_candidates)]
+    rank = close if order is None else order[:upto]
+    return [rows.nodes[int(idx[i])] for i in top_k(rank[idx], cfg.update_candidates)]
 
 
 def link_changes(
@@ -222,10 +237,16 @@ def link_changes(
         blocks.append(archived)
     blocks.append((Statements.of(new), fresh))
     rows = Statements.joined([b[0] for b in blocks])
-    sims = np.concatenate([np.asarray(b[1] @ fresh.T, np.float32) for b in blocks])
+    parts = [np.asarray(b[1] @ fresh.T, np.float32) for b in blocks]
+    sims = np.concatenate(parts)
+    order = sims
+    if cfg.update_specific:
+        mean = common_direction([b[1] for b in blocks])
+        order = np.concatenate([specific_similarity(p, b[1], fresh, mean) for p, b in zip(parts, blocks)])
     first = len(rows.nodes) - len(new)
     groups = [
-        (leaf, earlier_candidates(rows, leaf, sims[:, k], first + k, cfg)) for k, leaf in enumerate(new)
+        (leaf, earlier_candidates(rows, leaf, sims[:, k], first + k, cfg, order[:, k]))
+        for k, leaf in enumerate(new)
     ]
     asked = [(later, earlier) for later, earlier in groups if earlier]
     if not asked:

@@ -21,6 +21,7 @@ from personatree.config import InsertionConfig, RecallConfig
 from personatree.graph import MemoryGraph
 from personatree.judge import LLMJudge, OfflineJudge
 from personatree.retrieval.state import LevelArrays
+from personatree.specific import common_direction, specific_similarity
 from personatree.retrieval.updates import LeafFacts, judged_links, update_chains
 from personatree.types import Level, Node, Provenance
 
@@ -187,6 +188,76 @@ def test_a_judged_link_is_followed_whatever_the_cosine() -> None:
     facts = LeafFacts(np.array([30.0, 20.0]), np.zeros(2, np.int8), np.zeros(2, bool), gone, np.array([0, 1]),
                       judged_links(arr, {new.id: (old.id,)}, gone))
     assert update_chains(arr, facts, ["l0"], RecallConfig()) == {}
+
+
+def test_specific_similarity_is_the_cosine_of_the_centred_vectors() -> None:
+    rng = np.random.default_rng(1)
+    rows = rng.normal(loc=0.6, size=(30, 8))
+    new = rng.normal(loc=0.6, size=(4, 8))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    new /= np.linalg.norm(new, axis=1, keepdims=True)
+    mean = common_direction([rows, new])
+    got = specific_similarity(rows @ new.T, rows, new, mean)
+    rc, nc = rows - mean, new - mean
+    want = (rc @ nc.T) / (np.linalg.norm(rc, axis=1)[:, None] * np.linalg.norm(nc, axis=1)[None, :])
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    # All the rows lean one way: taking that out spreads their similarities apart.
+    assert np.ptp(got) > np.ptp(rows @ new.T)
+    # A vector that is all common direction has none of its own left: 0, not a NaN.
+    m = np.array([1.0, 0.0, 0.0, 0.0])
+    one = np.array([[0.0, 0.0, 1.0, 0.0]])
+    assert specific_similarity(np.array([[0.0]]), m[None, :], one, m)[0, 0] == 0.0
+
+
+def test_common_direction_is_shrunk_when_the_statements_are_few() -> None:
+    e = np.eye(3)
+    assert np.allclose(common_direction([e[:1], e[:1]]), e[0] * 2 / 34)
+    many = np.tile(e[1], (3200, 1)).astype(np.float32)
+    assert np.allclose(common_direction([many, e[1:2]]), e[1] * 3201 / 3233)
+
+
+class _Shown:
+    """A judge that reads changes, links nothing and keeps what it was shown."""
+
+    judges_updates = True
+
+    def __init__(self) -> None:
+        self.shown: list[list[str]] = []
+
+    def updates(self, groups):  # noqa: ANN001, ANN201
+        self.shown.extend([n.content for n in earlier] for _, earlier in groups)
+        return [[] for _ in groups]
+
+
+#: A person's small talk: what all of their statements share, more than any habit.
+SMALL_TALK = [
+    "Wow, that sounds amazing, I'm so happy for you!", "That's awesome, congrats on the new puppy!",
+    "Thanks so much, you always know what to say.", "Haha, that's hilarious, you made my day!",
+    "Aw, that's so sweet of you, thank you!", "So glad it all worked out for you in the end!",
+    "That's great to hear, keep me posted!", "Oh wow, what a lovely surprise, enjoy it!",
+    "You're the best, thanks for checking in on me!", "Sounds like a blast, I'm a bit jealous!",
+    "Good luck tomorrow, you've totally got this!", "Love that for you, you deserve it!",
+    "My mornings start with laps in the lido before work.",
+    "I coach the under-tens football team on Sunday mornings.",
+    "Our flat above the florist is tiny but I adore it.",
+]
+POTTERY = "Glazed a batch of bowls at the pottery studio tonight."
+GAVE_UP = "Passed my apron and tools to a friend and cancelled the membership."
+
+
+@pytest.mark.parametrize("specific", [True, False])
+def test_the_habit_a_change_ends_is_shown_ahead_of_small_talk(embedder, specific) -> None:
+    texts = SMALL_TALK + [POTTERY, GAVE_UP]
+    leaves = [_node(i, v, i, f"s{i}") for i, v in enumerate(embedder.embed(texts))]
+    for leaf, text in zip(leaves, texts):
+        leaf.content = text
+    judge = _Shown()
+    link_changes(MemoryGraph("u"), leaves, judge, InsertionConfig(update_candidates=4, update_specific=specific))
+    shown = judge.shown[-1]
+    # By plain cosine the pleasantries come first; with what they share taken out,
+    # the pottery habit is among the four shown.
+    assert (POTTERY in shown) is specific
+    assert len(shown) == 4
 
 
 def test_link_changes_links_within_one_call_and_leaves_the_graph_alone(embedder, registry) -> None:

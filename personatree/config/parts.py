@@ -54,6 +54,10 @@ class InsertionConfig(Frozen):
     update_floor : float
         Earlier statements below this cosine with the new one are not shown. Low on
         purpose: a change is often told in other words than what it ends.
+    update_specific : bool
+        Those cosines are taken with the person's mean statement subtracted (what
+        all their statements share, small talk most of all), so the statements
+        closest to what is specific to the new one are shown.
     """
 
     a: float = Field(default=0.7, ge=0.0, le=1.0)
@@ -66,6 +70,7 @@ class InsertionConfig(Frozen):
     stance_topic_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
     update_candidates: int = Field(default=12, ge=1, le=50)
     update_floor: float = Field(default=0.1, ge=-1.0, le=1.0)
+    update_specific: bool = True
 
     @model_validator(mode="after")
     def _similarity_cannot_attach_alone(self) -> "InsertionConfig":
