@@ -4,8 +4,9 @@ A person's statements share a direction in embedding space (their register, and 
 of all their small talk: greetings, praise of the other speaker, "that sounds
 awesome"), so by plain cosine their pleasantries are close to anything they say. The
 cosine of two statements once the person's mean statement is subtracted from both
-ranks what is specific to them: the habit a change ends comes ahead of the chat.
-Pure functions over arrays.
+ranks what is specific to them: the habit a change ends comes ahead of the chat, and
+a question finds the statement about its topic ahead of pleasantries that are merely
+close to everything. Pure functions over arrays.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["common_direction", "specific_similarity"]
+__all__ = ["centred_cosines", "common_direction", "specific_similarity"]
 
 #: The mean statement is shrunk towards zero as if this many zero rows were averaged in:
 #: with a handful of statements, each is most of the mean, and taking it out would turn
@@ -70,12 +71,37 @@ def specific_similarity(
     ndarray of float32, shape (n_rows, n_new)
         0 where a centred vector is zero.
     """
+    m = np.asarray(mean, np.float32)
+    return centred_cosines(sims, np.asarray(rows @ m, np.float32), np.asarray(new @ m, np.float32), float(m @ m))
+
+
+def centred_cosines(
+    sims: np.ndarray, row_mean: np.ndarray, new_mean: np.ndarray, mean_sq: float
+) -> np.ndarray:
+    """:func:`specific_similarity` from the cosines and each vector's product with the mean (pure).
+
+    For a caller that keeps each row's product with the mean (it changes only with
+    the rows), so that a query costs no pass over the rows beyond its cosines.
+
+    Parameters
+    ----------
+    sims : ndarray, shape (n_rows, n_new)
+        Cosines of unit rows with unit new vectors.
+    row_mean, new_mean : ndarray
+        Each row's and each new vector's dot product with the mean.
+    mean_sq : float
+        The mean's squared norm.
+
+    Returns
+    -------
+    ndarray of float32, shape (n_rows, n_new)
+        0 where a centred vector is zero.
+    """
     # The (rows × new) array is made once, in float32, and worked on in place: an
     # import compares 64 statements with every archived one.
-    m = np.asarray(mean, np.float32)
-    mm = np.float32(m @ m)
-    rm = np.asarray(rows @ m, np.float32)
-    nm = np.asarray(new @ m, np.float32)
+    mm = np.float32(mean_sq)
+    rm = np.asarray(row_mean, np.float32)
+    nm = np.asarray(new_mean, np.float32)
     out = np.array(sims, np.float32)
     out -= rm[:, None]
     out -= nm[None, :]

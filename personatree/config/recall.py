@@ -44,6 +44,11 @@ class RecallConfig(Frozen):
         Recalls between write-behind flushes of recall counts and access times.
     dense_weight, lexical_weight : float
         Weights of the dense and lexical rankings in reciprocal-rank fusion.
+    dense_specific : bool
+        The dense ranking of leaves orders them by cosine with what all of the
+        memory's statements share taken out (:mod:`personatree.specific`), so small
+        talk that is close to any question does not crowd out the statement about
+        its topic. Every floor and bonus still reads the plain cosine.
     speaker_boost : float
         Relevance multiplier for evidence said by a person the query names.
     disposition_weight : float
@@ -121,6 +126,7 @@ class RecallConfig(Frozen):
     expand_k: int = Field(default=2, ge=1, le=50)
     access_flush_every: int = Field(default=32, ge=1)
     dense_weight: float = Field(default=1.0, ge=0.0)
+    dense_specific: bool = True
     lexical_weight: float = Field(default=1.0, ge=0.0)
     speaker_boost: float = Field(default=1.3, ge=1.0, le=3.0)
     disposition_weight: float = Field(default=0.8, ge=0.0, le=1.0)

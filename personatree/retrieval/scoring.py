@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..index import top_k
+from ..specific import centred_cosines, common_direction
 from ..text import tells_own_situation
 from ..types import Level, Route
 from .fusion import rrf, rrf_normalised
@@ -30,6 +31,7 @@ _SEEDS_PER_POOL = 5
 __all__ = [
     "Scored",
     "score_nodes",
+    "specific_cosines",
     "level_fit",
     "lexical_weight",
     "claim_relevance",
@@ -205,7 +207,8 @@ def score_nodes(
         if qvec is not None and arr is not None and arr.ids:
             s = arr.matrix @ qvec
             cosines[lv] = s
-            dense = [arr.ids[i] for i in top_k(s, pool)]
+            rank = specific_cosines(state, arr, s, qvec) if lv is Level.LEAF and cfg.dense_specific else s
+            dense = [arr.ids[i] for i in top_k(rank, pool)]
         s_lv = cosines.get(lv)
         lexical = _lexical(state, lv, qtok, pool, s_lv)
         rankings, weights = [dense, lexical], [cfg.dense_weight, lex_weight]
@@ -230,6 +233,41 @@ def score_nodes(
             rel = r if s_lv is None else claim_relevance(r, cos, w)
             out[x] = Scored(rel, cos, d_rank.get(x), l_rank.get(x), lent.get(x))
     return out, cosines
+
+
+def specific_cosines(state: RetrievalState, arr: LevelArrays, cos: np.ndarray, qvec: np.ndarray) -> np.ndarray:
+    """The query's cosine with each leaf row once what all the rows share is taken out.
+
+    A person's small talk ("Haha, that's so true!", "Thanks, that means a lot") is
+    close to any question by plain cosine, because it is close to everything they
+    say; with the rows' common direction subtracted from the rows and the query
+    (:func:`~personatree.specific.centred_cosines`), the statement about the
+    question's topic ranks ahead of it. The rows' products with the common direction
+    are kept with the state until its rows change: a query costs one product with
+    the mean and a pass over its cosines.
+
+    Parameters
+    ----------
+    state : RetrievalState
+    arr : LevelArrays
+        The state's leaf rows.
+    cos : ndarray
+        The query's plain cosine with each row.
+    qvec : ndarray
+        The query's unit embedding.
+
+    Returns
+    -------
+    ndarray
+        One value per row.
+    """
+    memo = state.centre_memo
+    if memo is None or memo[0] is not arr:
+        mean = common_direction([arr.matrix])
+        memo = state.centre_memo = (arr, mean, np.asarray(arr.matrix @ mean, np.float32))
+    _, mean, row_mean = memo
+    q_mean = np.array([float(qvec @ mean)], np.float32)
+    return centred_cosines(cos[:, None], row_mean, q_mean, float(mean @ mean))[:, 0]
 
 
 def _lexical(

@@ -102,6 +102,9 @@ class RetrievalState:
     # the tree's bounds as the statements it joins do.
     judged: dict[str, tuple[str, ...]] = field(default_factory=dict)
     updates_memo: tuple[Any, Any] | None = None
+    # The leaf rows' products with what they share (scoring.specific_cosines), with
+    # the rows they were taken from.
+    centre_memo: tuple[Any, Any, Any] | None = None
     # Scenes: the session of each turn, the turns of each session, and per session the
     # (previous, next) turn of each, in time order. A session's order is built on first
     # use and dropped only when one of its turns changes, so an observe does not make
