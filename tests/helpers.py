@@ -130,3 +130,23 @@ def observe_story(
                 items.append({"messages": [{"role": "user", "content": other}], "at": at + timedelta(days=day)})
     tree.observe_many(user, sorted(items, key=lambda x: x["at"]))
     tree.consolidate(user, now=start + timedelta(weeks=weeks * len(story)))
+
+
+#: A person's small talk: close to anything they say, more than any one habit is.
+PLEASANTRIES = [
+    "Wow, that sounds amazing, I'm so happy for you!", "That's awesome, congrats on the new puppy!",
+    "Thanks so much, you always know what to say.", "Haha, that's hilarious, you made my day!",
+    "Aw, that's so sweet of you, thank you!", "So glad it all worked out for you in the end!",
+    "That's great to hear, keep me posted!", "Oh wow, what a lovely surprise, enjoy it!",
+    "You're the best, thanks for checking in on me!", "Sounds like a blast, I'm a bit jealous!",
+    "Good luck tomorrow, you've totally got this!", "Love that for you, you deserve it!",
+]
+#: The same person's statements about their own life, one topic each.
+OWN_LIFE = [
+    "My mornings start with laps in the lido before work.",
+    "I coach the under-tens football team on Sunday mornings.",
+    "Our flat above the florist is tiny but I adore it.",
+    "Glazed a batch of bowls at the pottery studio tonight.",
+    "My brother finally got his pilot's licence.",
+    "I've been learning to bake rye bread from my grandmother's notes.",
+]

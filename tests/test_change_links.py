@@ -26,6 +26,7 @@ from personatree.retrieval.updates import LeafFacts, judged_links, update_chains
 from personatree.types import Level, Node, Provenance
 
 from .conftest import T0
+from .helpers import OWN_LIFE, PLEASANTRIES
 from .test_llm_judge_fakes import ScriptedModel
 
 MODEL = "openai/gpt-4o-mini"
@@ -229,19 +230,8 @@ class _Shown:
         return [[] for _ in groups]
 
 
-#: A person's small talk: what all of their statements share, more than any habit.
-SMALL_TALK = [
-    "Wow, that sounds amazing, I'm so happy for you!", "That's awesome, congrats on the new puppy!",
-    "Thanks so much, you always know what to say.", "Haha, that's hilarious, you made my day!",
-    "Aw, that's so sweet of you, thank you!", "So glad it all worked out for you in the end!",
-    "That's great to hear, keep me posted!", "Oh wow, what a lovely surprise, enjoy it!",
-    "You're the best, thanks for checking in on me!", "Sounds like a blast, I'm a bit jealous!",
-    "Good luck tomorrow, you've totally got this!", "Love that for you, you deserve it!",
-    "My mornings start with laps in the lido before work.",
-    "I coach the under-tens football team on Sunday mornings.",
-    "Our flat above the florist is tiny but I adore it.",
-]
-POTTERY = "Glazed a batch of bowls at the pottery studio tonight."
+SMALL_TALK = PLEASANTRIES + OWN_LIFE[:3]
+POTTERY = OWN_LIFE[3]
 GAVE_UP = "Passed my apron and tools to a friend and cancelled the membership."
 
 

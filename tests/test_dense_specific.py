@@ -14,24 +14,12 @@ from personatree.retrieval.state import LevelArrays, RetrievalState, state_for
 from personatree.specific import common_direction, specific_similarity
 from personatree.types import Level
 
+from .helpers import OWN_LIFE, PLEASANTRIES
+
 T0 = datetime(2024, 3, 4, 18, 0, tzinfo=timezone.utc)
-SMALL_TALK = [
-    "Wow, that sounds amazing, I'm so happy for you!", "That's awesome, congrats on the new puppy!",
-    "Thanks so much, you always know what to say.", "Haha, that's hilarious, you made my day!",
-    "Aw, that's so sweet of you, thank you!", "So glad it all worked out for you in the end!",
-    "That's great to hear, keep me posted!", "Oh wow, what a lovely surprise, enjoy it!",
-    "You're the best, thanks for checking in on me!", "Sounds like a blast, I'm a bit jealous!",
-    "Good luck tomorrow, you've totally got this!", "Love that for you, you deserve it!",
-]
-FACTS = [
-    "My mornings start with laps in the lido before work.",
-    "I coach the under-tens football team on Sunday mornings.",
-    "Our flat above the florist is tiny but I adore it.",
-    "Glazed a batch of bowls at the pottery studio tonight.",
-    "My brother finally got his pilot's licence.",
-    "I've been learning to bake rye bread from my grandmother's notes.",
-]
-COACH = "I coach the under-tens football team on Sunday mornings."
+SMALL_TALK = PLEASANTRIES
+FACTS = OWN_LIFE
+COACH = OWN_LIFE[1]
 QUESTION = "Is she good with children?"
 
 
