@@ -90,6 +90,9 @@ def test_objects_the_application_froze_stay_frozen() -> None:
         frozen = gc.get_freeze_count()
         with paused_gc(settle=True):
             young = [_Cycle()]
-        assert gc.get_freeze_count() == frozen and _generation_of(young) < 2
+        # Thawing would empty the permanent generation; a few frozen objects may die
+        # meanwhile (another thread dropping its last reference), which is no thaw.
+        assert frozen - frozen // 100 <= gc.get_freeze_count() <= frozen
+        assert _generation_of(young) < 2
     finally:
         gc.unfreeze()
