@@ -39,6 +39,7 @@ __all__ = [
     "STANCE_PHRASE_POS_RE",
     "STANCE_PHRASE_NEG_RE",
     "COMPOUND_NOT_AFFECT_RE",
+    "NEGATION_IDIOM_RE",
     "STOP_EXTRA_RE",
     "NEGATED_START_RE",
     "NOT_NAMING",
@@ -272,7 +273,8 @@ AFFECT_POS: frozenset[str] = frozenset(
     supportive helpful delighted pleased content satisfied comfortable confident healthy
     fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
     lovely stoked pumped motivated energized hopeful free relief calms soothes soothing
-    relaxes cheers smile smiles laugh laughs peace energy healthier rested supporter""".split()
+    relaxes cheers smile smiles laugh laughs peace energy healthier rested supporter
+    gorgeous stunning breathtaking delicious brilliant superb terrific glorious fabulous""".split()
 )
 AFFECT_NEG: frozenset[str] = frozenset(
     """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
@@ -349,8 +351,10 @@ CESSATION_TRIGGERS: frozenset[str] = frozenset(
 # "I've recently got into jazz", "we just got engaged", "I've gone vegan"). Only past
 # and perfect forms: "I want to start a business" is a goal, not a start.
 START_RE: re.Pattern[str] = re.compile(
-    r"\b(?:started|begun|began|took up|taken up|picked up|got into|gotten into|"
-    r"getting into|got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
+    r"\b(?:started|begun|began|took up|taken up|picked up|"
+    # "got into" a hobby, not into an accident, a fight or trouble.
+    r"(?:got|gotten|getting) into(?! (?:(?:a|an|the|some|big|real|bad|serious|minor|car) )*"
+    r"(?:accident|crash|fight|argument|row|trouble|debt|mess|car|taxi|bed|traffic)s?\b)|got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
     r"went (?:vegan|vegetarian)|developed a taste for|made a new friend|"
     r"signed up for|joined)\b"
 )
@@ -372,7 +376,16 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     r"(?:are|is|'re|am|'m) (?:really |very |so |super )?close|close friends?|"
     r"cheers? (?:me|us) up|lifts? (?:my|our) (?:mood|spirits)|clears? my head|"
     r"(?:'m|am|'re|are|really|so) into\b|(?:i'd|i would|we'd) (?:rather|choose|pick)|"
-    r"i'd take .{1,40} over|makes? (?:me|us) laugh|over the moon)"
+    r"i'd take .{1,40} over|makes? (?:me|us) laugh|over the moon|"
+    # Praise and gratitude told with a negator: nothing beats it, nobody could have
+    # done without it, nothing will stop the speaker doing it.
+    r"(?:can't|cannot|couldn't) (?:\w+ )?beat\b|(?:there's|there is|ain't|is) nothing (?:quite )?like\b|"
+    r"(?:doesn't|does not) get (?:much |any )?better|can't get enough of|"
+    r"couldn't have (?:\w+ ){1,3}without|can't (?:imagine|picture) (?:\w+ ){0,3}without|"
+    r"(?:won't|will not|not going to|not gonna|never) let (?:\w+ ){0,3}(?:stop|hold|get|bring|keep) (?:me|us)\b|"
+    r"nothing(?:'s| is| will)? (?:going to |gonna )?(?:stop|hold) (?:me|us)\b|"
+    r"(?:got|gets|get|getting|helped|helps|help|helping|pulled|carried|saw|boosted) (?:me|us) through|"
+    r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress)"
 )
 STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
     r"\b(?:can't bear|cannot bear|can't stand|drives? me (?:up the wall|crazy|mad|nuts|insane)|"
@@ -433,6 +446,25 @@ NEGATED_START_RE: re.Pattern[str] = re.compile(
 # Affect words inside a compound noun carry no stance ("my best friend", "good
 # morning"): they are blanked before the stance is read.
 COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(r"\b(?:best friends?|good morning|free time|cool down|fun runs?)\b")
+# Negators that deny nothing about the speaker's life, blanked before the stance is
+# read: greetings and politeness ("long time no see", "no worries", "oh no"),
+# reassurance ("you're not alone"), a thing said to be hard and kept up ("moving
+# isn't easy", "no walk in the park"; with its echo "... and the test wasn't
+# either"), a thing not done *yet* or not decided, and advice to the listener ("don't
+# let it get you down"). Read as a free negation, each made a negative stance, and a
+# greeting became the change of mind of the pattern it was said beside.
+NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
+    r"\b(?:long time no (?:see|talk|chat|speak|hear)|oh no\b|not a problem|"
+    r"no (?:worries|worry|probs?|problems?|pressure|rush|biggie|big deal|doubts?|wonder|way)\b|"
+    r"(?:not|never) alone|"
+    r"(?:isn't|wasn't|aren't|weren't|hasn't been|haven't been|won't be|ain't(?: been)?|not|never)"
+    r"(?: (?:always|so|that|too|very|exactly|really))? (?:easy|a walk in the park|a piece of cake)"
+    r"(?:(?:,? and|,? or|,) (?:\w+ ){1,4}(?:isn't|wasn't|weren't|aren't|hasn't been) either)?|"
+    r"no (?:walk in the park|cakewalk|picnic|piece of cake)|"
+    r"(?:haven't|hasn't|have not|has not|not) (?:\w+ ){0,5}?yet\b|"
+    r"(?:haven't|hasn't|have not|has not|can't|cannot|couldn't|didn't|not) (?:yet )?(?:decided|decide|figured)\b|"
+    r"don't let [^,.;!?]*)"
+)
 
 
 # --------------------------------------------------------------------------------------

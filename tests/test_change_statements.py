@@ -168,6 +168,13 @@ def test_the_change_is_carried_by_the_habit_it_ends(stores: dict[str, PersonaTre
         ("I live in Porto, Portugal, near the river.", False),
         ("Trained for two hours tonight, legs are gone.", False),
         ("We sold the car in March.", False),
+        ("That scarf looks lovely on you, Noor!", True),
+        ("Yeah Theo, so proud of the team!", True),
+        ("Thanks, Élise!", True),
+        ("The gig was so loud, Ravi!", True),
+        ("We flew from Oslo, Norway.", False),
+        ("Honestly, the ferry was late again.", False),
+        ("Tuesday, Wednesday and Friday work for me.", False),
     ],
 )
 def test_a_line_to_the_listener(sentence: str, expected: bool) -> None:

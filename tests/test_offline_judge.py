@@ -285,6 +285,20 @@ def test_negated_fact_conflicts(judge, embedder) -> None:
     assert v.label == "support"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Running the bakery isn't easy, but I'm determined to make it work.",
+     "The bakery has been tough going, but I'm staying focused on it.",
+     "No worries, the bakery keeps me busy."],
+)
+def test_a_conceded_hardship_or_an_idiom_is_no_conflict(judge, embedder, text) -> None:
+    # A hardship told before "but", or a negator that is part of an idiom, denies
+    # nothing: the pattern the line is said beside does not change.
+    parent = node(embedder, "Working toward running a bakery", "goal", Level.MID)
+    v = _verdict(judge, embedder, text, "goal", parent)
+    assert v.label != "conflict" and v.psi > -0.35, v
+
+
 # -- routing ------------------------------------------------------------------------------
 
 
@@ -416,6 +430,16 @@ def test_a_pattern_reads_as_a_pattern_not_one_episode(judge, texts, schema_type,
     assert s.attributes["stance"] == stance
     for episodic in ("weekend", "today", "Porto", "note", "167", "Ana", "Serra", "I ", "my "):
         assert episodic not in s.content.split(" (")[0]
+
+
+def test_praise_of_the_listeners_things_names_no_pattern(judge) -> None:
+    # Lines said to someone about their quilts tell nothing the speaker enjoys.
+    said_to = ["That quilt is gorgeous, Dana!", "Dana, your quilts are amazing!", "Wow, love the quilt you made, Dana."]
+    s = judge.summarize(_leaves(judge, said_to, "preference"), Level.MID, "preference")
+    assert s.attributes["named"] is False
+    own = ["I love making quilts.", "Quilting is my favourite evening hobby.", "I finished another quilt today, loved it."]
+    s = judge.summarize(_leaves(judge, own, "preference"), Level.MID, "preference")
+    assert s.attributes["named"] is True and "quilt" in s.content.lower()
 
 
 def test_a_fact_pattern_keeps_its_place_but_not_its_episode(judge) -> None:

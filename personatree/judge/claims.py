@@ -33,6 +33,7 @@ from ..text import (
     pattern_phrase,
     stance_label,
     strip_summary_suffix,
+    to_listener,
     tokenize,
 )
 
@@ -258,7 +259,8 @@ def claim_phrase(
     :data:`MIN_TOPIC_SHARE` of them, see :func:`shared_topic`), or, for at most
     :data:`SMALL_PATTERN` members, when their most typical member names one: a bigger
     cluster that shares none is not a pattern the offline judge can state truthfully,
-    and ("", "") says so. A type without a verb frame reads from its most typical member, which must
+    and ("", "") says so; so do members mostly said to the listener (they say "you" or
+    call the listener by name). A type without a verb frame reads from its most typical member, which must
     state the topic and speak of the person, not to a listener ("Your support means a
     lot" is no claim about the speaker).
 
@@ -283,6 +285,10 @@ def claim_phrase(
         The claim, third-person, capitalised, without a trailing period or mention
         suffix, and its topic; both "" when the members share no nameable topic.
     """
+    if not root and 2 * sum(map(to_listener, texts)) > len(texts):
+        # Mostly said to the listener ("That bowl is awesome, Mel!", "glad you had a
+        # blast"): praise of the listener's things is no pattern of the speaker's own.
+        return "", ""
     frames = _FRAMES.get(schema_type)
     if frames is not None:
         topic = _theme(texts) if root else _topic(texts, representative, names=False)

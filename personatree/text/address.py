@@ -15,18 +15,28 @@ from .tokens import tokenize
 
 __all__ = ["addresses", "to_listener"]
 
-# A name set off by a comma at either end of a sentence: the listener addressed.
-_VOCATIVE_RE = re.compile(
-    r"^\W*(?:(?:[Hh]ey|[Hh]i|[Oo]h|[Tt]hanks|[Ss]orry)\s+)?([A-Z][a-z'-]+)\s*,"
-    r"|,\s*([A-Z][a-z'-]+)\W*$"
+# A name set off by a comma at either end of a sentence: the listener addressed. At the
+# start it may follow a greeting or an interjection ("Yeah Mel, stoked!", "Thanks,
+# Sam!"); at the end it may stand after a lower-case word ("so inspiring, Mel!").
+_INTERJECTION = (
+    r"(?:hey|hi|hello|oh|ah|aww?|thanks|thank you|sorry|yeah|yes|yep|no|nah|wow|whoa|woah|yay|"
+    r"well|okay|ok|congrats|congratulations|good morning|morning|haha|great|cool|nice|awesome)"
 )
+_NAME = r"([^\W\d_][\w'-]*)"
+_START_RE = re.compile(rf"^\W*(?:{_INTERJECTION}[\s,!.]+)?{_NAME}\s*,", re.IGNORECASE)
+_GREETED_RE = re.compile(rf"^\W*{_INTERJECTION}[\s,]+{_NAME}\s*(?:[!,.?]|$)", re.IGNORECASE)
+_END_RE = re.compile(rf"(\S*),\s*{_NAME}\W*$")
+
+
+def _is_name(word: str) -> bool:
+    return word[:1].isupper() and word.lower() not in TOPIC_SKIP and word.lower() not in NOT_NAMING
 
 
 def addresses(sentence: str) -> bool:
     """Whether the sentence calls someone by name ("John, I'm sorry…", "I get it, Jon").
 
-    A name after the last comma counts only in a short reply: in "I live in Porto,
-    Portugal" it is a place.
+    A name after the last comma counts in a short reply, or after a lower-case word
+    ("That was so inspiring, Mel!"): in "I live in Porto, Portugal" it is a place.
 
     Parameters
     ----------
@@ -36,13 +46,14 @@ def addresses(sentence: str) -> bool:
     -------
     bool
     """
-    for m in _VOCATIVE_RE.finditer(sentence):
-        if m.group(2) and len(sentence.split()) > 4:
-            continue
-        word = (m.group(1) or m.group(2)).lower()
-        if word not in TOPIC_SKIP and word not in NOT_NAMING:
+    for rx in (_START_RE, _GREETED_RE):
+        m = rx.search(sentence)
+        if m is not None and _is_name(m.group(1)):
             return True
-    return False
+    m = _END_RE.search(sentence)
+    if m is None or not _is_name(m.group(2)):
+        return False
+    return len(sentence.split()) <= 4 or not m.group(1)[:1].isupper()
 
 
 def to_listener(sentence: str) -> bool:

@@ -25,6 +25,7 @@ from ..lexicons import (
     COMPOUND_NOT_AFFECT_RE,
     HYPOTHETICAL_RE,
     INTENT_FRAME_RE,
+    NEGATION_IDIOM_RE,
     LIKE_FORMS,
     LIKE_SUBJECTS,
     NEG_EXEMPT,
@@ -43,6 +44,7 @@ from ..lexicons import (
     STOP_EXTRA_RE,
 )
 from ..stance import StanceName
+from .address import to_listener
 from .tokens import has_first_person, normalize, tokenize
 
 __all__ = ["Stance", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label"]
@@ -241,6 +243,36 @@ def _scan_words(toks: list[str]) -> _WordScan:
     return out
 
 
+# "nothing but", "all but", "not only ... but also": no concession.
+_NOT_CONCESSIVE_BEFORE = frozenset({"nothing", "all", "anything", "only"})
+
+
+def _conceded(toks: list[str]) -> _WordScan | None:
+    """The scan of the clause after a concession, when the sentence concedes a hardship.
+
+    "It's been tough, but I'm staying focused", "Running a business isn't easy, but
+    I'm determined": a hardship told before "but" and nothing against it after is
+    not a stance against what the sentence is about. When the words before the first
+    "but" carry only negative affect or a negation (no stance word) and the words
+    after it carry nothing negative, the sentence is read from the words after it.
+    Else ``None``: the whole sentence is read ("I love the city but the rent is
+    awful" keeps its love).
+    """
+    try:
+        i = toks.index("but")
+    except ValueError:
+        return None
+    if i == 0 or i + 1 >= len(toks) or toks[i + 1] == "also" or toks[i - 1] in _NOT_CONCESSIVE_BEFORE:
+        return None
+    before = _scan_words(toks[:i])
+    if before.stance or not (before.affect < 0 or before.free_negation):
+        return None
+    after = _scan_words(toks[i + 1:])
+    if after.stance < 0 or after.affect < 0 or after.free_negation:
+        return None
+    return after
+
+
 def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     """Polarity of a sentence from a small stance/affect lexicon with negation.
 
@@ -248,7 +280,11 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     "can't stand", "sick of") count ±2, general affect words ("happy", "stressed",
     "awful") ±1. A negator within three tokens before a word flips it ("don't like",
     "not happy", "not a fan"); negations of "know/think/mind/worry..." are ignored and
-    "can't wait" counts as positive. A cessation phrase (:func:`find_cessation`)
+    "can't wait" counts as positive, and the negators of an idiom that denies nothing
+    ("long time no see", "no worries", "you're not alone", "moving isn't easy",
+    "I haven't tried it yet") are not read. A hardship conceded before "but" with
+    nothing against it after ("it's been tough, but I'm staying focused") is read
+    from the words after "but". A cessation phrase (:func:`find_cessation`)
     forces polarity -1: "I used to love hiking" is a negative stance toward hiking now.
 
     Parameters
@@ -264,7 +300,14 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
         Polarity and the parts it was computed from.
     """
     toks = tokens if tokens is not None else tokenize(text)
-    scan = _scan_words(toks)
+    if not NEGATORS.isdisjoint(toks):
+        # Negators of an idiom deny nothing ("no worries", "moving isn't easy"): the
+        # sentence is read without them.
+        low = normalize(text)
+        blanked = NEGATION_IDIOM_RE.sub(" ", low)
+        if blanked != low:
+            text, toks = blanked, tokenize(blanked)
+    scan = _conceded(toks) or _scan_words(toks)
     stance, free_neg = scan.stance, scan.free_negation
     cessation = False
     if "used" in toks or _maybe_cessation(toks):
@@ -299,6 +342,9 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
     word that denies a habit ("I don't own a car", "I rarely watch TV") is
     ``"negative"``; else ``"neutral"``.
 
+    A line said to the listener without "I" or "we" ("That must have been tough for
+    you", "Your garden looks amazing, Tom") is ``"neutral"``: it is about them.
+
     Two frames change the reading. In a hypothetical ("If I ever quit my job, I'd open
     a studio") nothing has stopped or started. After an intention or wish ("I'm trying
     to quit smoking", "I'd like to get better at chess") what follows is wanted, not
@@ -318,6 +364,13 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
         One of :data:`STANCE_LABELS`.
     """
     low = normalize(text)
+    toks_all = tokens if tokens is not None else tokenize(low)
+    if (not has_first_person(toks_all) and to_listener(text)
+            and STANCE_PHRASE_POS_RE.search(low) is None and STANCE_PHRASE_NEG_RE.search(low) is None):
+        # Said to the listener about the listener ("That must have been tough for
+        # you", "Your studio looks awesome, Mel"): the speaker takes no stance of
+        # their own. An idiom keeps its stance ("you can't beat a swim": generic "you").
+        return "neutral"
     hypothetical = HYPOTHETICAL_RE.search(low) is not None
     frame = INTENT_FRAME_RE.search(low)
     if frame is not None:
@@ -325,7 +378,6 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
     elif not hypothetical:
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
             return "stopped"
-        toks_all = tokens if tokens is not None else tokenize(low)
         if (START_RE.search(low) is not None and NEGATED_START_RE.search(low) is None
                 and has_first_person(toks_all)):
             return "started"
@@ -343,6 +395,8 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
         return "positive"
     if polarity < 0:
         return "negative"
-    if st.free_negation or not RARE_WORDS.isdisjoint(toks):
+    # A negation that flips no stance word denies something: the speaker's own habit
+    # or state ("I don't own a car") is a stance; a shop's hours are not.
+    if (st.free_negation and has_first_person(toks)) or not RARE_WORDS.isdisjoint(toks):
         return "negative"
     return "neutral"
