@@ -3,9 +3,10 @@
 Ingests LoCoMo-format conversations through the benchmark engine (the same adapter as
 ``personatree bench locomo``), consolidating once at the end (``--consolidate end``) or
 at every session boundary (``session``), then counts the patterns (mids) and claims
-(roots) per conversation and per schema type, with the mean support of a mid; with
-``--show`` it prints every claim's text, so a person can read what an agent would be
-shown.
+(roots) per conversation and per schema type, with the mean support of a mid, and the
+conflict edges and *changed* patterns (latest conflict newer than latest support);
+with ``--show`` it prints every claim's text and every conflict (pattern, the line
+against it, the reason), so a person can read what an agent would be shown.
 
 Usage::
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from personatree.types import Level  # noqa: E402
+from personatree.types import EdgeKind, Level  # noqa: E402
 from personatree_bench.datasets import load_locomo  # noqa: E402
 from personatree_bench.engine import PersonaTreeEngine  # noqa: E402
 from personatree_bench.resources import CachedEmbedder, default_embedder, make_token_counter  # noqa: E402
@@ -33,14 +34,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("path", type=Path)
     ap.add_argument("--limit", type=int, default=None, help="first N conversations")
     ap.add_argument("--consolidate", default="end", choices=("end", "session"))
-    ap.add_argument("--show", action="store_true", help="print every claim")
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
+    ap.add_argument("--show", action="store_true", help="print every claim and conflict")
     args = ap.parse_args(argv)
 
-    convs = load_locomo(args.path).conversations[: args.limit]
+    convs = load_locomo(args.path).conversations[args.skip:][: args.limit]
     emb = CachedEmbedder(default_embedder())
     engine = PersonaTreeEngine(emb, make_token_counter("gpt-4o-mini"), consolidate=args.consolidate)
     types: Counter[str] = Counter()
-    mids = roots = support = turns = 0
+    mids = roots = support = turns = conflicts = changed = 0
     try:
         for conv in convs:
             engine.ingest(conv.id, conv.turns)
@@ -55,14 +57,21 @@ def main(argv: list[str] | None = None) -> int:
                     support += n.n_support
                 else:
                     roots += 1
+                changed += bool(n.attributes.get("changed_at"))
                 if args.show:
                     print(f"{conv.id}  {n.level.value:4s} {n.schema_type:12s} {n.content}")
+            for e in g.edges(EdgeKind.CONFLICT):
+                conflicts += 1
+                if args.show:
+                    print(f"{conv.id}  conflict  {g.node(e.dst).content[:70]}  <-  {g.node(e.src).content[:90]}"
+                          f"  [{e.reason}]")
             engine.drop(conv.id)
     finally:
         engine.close()
     print(f"{len(convs)} conversations, {turns} turns, consolidate={args.consolidate}: "
           f"{mids} mids ({mids / max(1, turns) * 100:.1f} per 100 turns, mean support "
-          f"{support / max(1, mids):.1f} leaves), {roots} roots")
+          f"{support / max(1, mids):.1f} leaves), {roots} roots; {conflicts} conflict edges, "
+          f"{changed} changed patterns")
     for key, n in sorted(types.items()):
         print(f"  {key:24s} {n}")
     return 0
