@@ -305,7 +305,7 @@ POSITIVE_NEGATED: frozenset[str] = frozenset({"wait", "complain"})
 # ("I don't feel better" is still a negation: only these negators make the idiom.)
 UNBEATEN_NEGATORS: frozenset[str] = frozenset("never couldn't couldnt nothing".split())
 UNBEATEN: frozenset[str] = frozenset(
-    """better happier healthier fitter calmer nicer beats beat compares tops""".split()
+    """better happier healthier fitter calmer nicer beats beat compares tops top""".split()
 )
 # The only words that may stand between such a negator and the comparison: "never
 # been better", "couldn't have gone better" (not "I never get better at chess").
@@ -379,13 +379,13 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     r"i'd take .{1,40} over|makes? (?:me|us) laugh|over the moon|"
     # Praise and gratitude told with a negator: nothing beats it, nobody could have
     # done without it, nothing will stop the speaker doing it.
-    r"(?:can't|cannot|couldn't) (?:\w+ )?beat\b|(?:there's|there is|ain't|is) nothing (?:quite )?like\b|"
+    r"(?:can't|cannot|couldn't) (?:\w+ )?(?:beat|top)\b|(?:there's|there is|ain't|is) nothing (?:quite )?like\b|"
     r"(?:doesn't|does not) get (?:much |any )?better|can't get enough of|"
     r"couldn't have (?:\w+ ){1,3}without|can't (?:imagine|picture) (?:\w+ ){0,3}without|"
     r"(?:won't|will not|not going to|not gonna|never) let (?:\w+ ){0,3}(?:stop|hold|get|bring|keep) (?:me|us)\b|"
     r"nothing(?:'s| is| will)? (?:going to |gonna )?(?:stop|hold) (?:me|us)\b|"
     r"(?:got|gets|get|getting|helped|helps|help|helping|pulled|carried|saw|boosted) (?:me|us) through|"
-    r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress)"
+    r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress|stress (?:fix|relief|reliever|buster))"
 )
 STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
     r"\b(?:can't bear|cannot bear|can't stand|drives? me (?:up the wall|crazy|mad|nuts|insane)|"

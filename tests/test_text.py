@@ -423,6 +423,8 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("I don't like it either.", "negative"),
         # Praise and gratitude told with a negator.
         ("You can't beat a picnic by the river.", "positive"),
+        ("Long walks and good company, can't beat it!", "positive"),
+        ("Rowing is my stress relief.", "positive"),
         ("There's nothing like the smell of fresh bread.", "positive"),
         ("I couldn't have moved flats without my cousins.", "positive"),
         ("I can't imagine Sundays without a long walk.", "positive"),

@@ -135,6 +135,8 @@ def _maybe_cessation(tokens: list[str]) -> bool:
 _NEG_WINDOW = 3
 # "can't stand": the negator belongs to the idiom, it does not flip "stand".
 _CANT = ("can't", "cannot", "cant", "couldn't")
+# "can't beat it": praise, where "can't feel better" is not.
+_BEAT = frozenset({"beat", "beats", "top", "tops"})
 
 
 def _sign(x: int) -> int:
@@ -179,7 +181,7 @@ def _unbeaten(toks: list[str], neg: int, i: int) -> bool:
     """Whether the negator at ``neg`` and the comparison at ``i`` say nothing beats it."""
     return (
         i - neg <= _NEG_WINDOW
-        and toks[neg] in UNBEATEN_NEGATORS
+        and (toks[neg] in UNBEATEN_NEGATORS or (toks[neg] in _CANT and toks[i] in _BEAT))
         and all(t in UNBEATEN_LINKS for t in toks[neg + 1:i])
     )
 
