@@ -397,7 +397,8 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 # moved"; and ends told in other words, which name the stance of a sentence but are
 # not the plain cessation the judge's polarity reads: a thing cut out or sworn off
 # ("I've cut out caffeine", not "cut out for"), off the menu, a ban or being told to
-# stop by someone with the standing to, being done with a thing, a death.
+# stop by someone with the standing to, being done with a thing, a death, a thing left
+# "for good" ("I left the classroom for good"; the "good" in it is no praise).
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
     r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
@@ -405,6 +406,7 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"|\boff the menu\b|\bkicked the habit\b|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
     r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"
     r"|\b(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|through) with\b|\bpassed away\b"
+    r"|\b(?:left|leaving|quit|gave up|given up) (?:\w+ ){0,4}for good\b"
 )
 # A change in the speaker's circumstances told in one statement: a move, a job or
 # relationship that began or ended, a diagnosis or injury that rules something out,
@@ -445,7 +447,9 @@ NEGATED_START_RE: re.Pattern[str] = re.compile(
 )
 # Affect words inside a compound noun carry no stance ("my best friend", "good
 # morning"): they are blanked before the stance is read.
-COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(r"\b(?:best friends?|good morning|free time|cool down|fun runs?)\b")
+COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(
+    r"\b(?:best friends?|good morning|free time|cool down|fun runs?|for good)\b"
+)
 # Negators that deny nothing about the speaker's life, blanked before the stance is
 # read: greetings and politeness ("long time no see", "no worries", "oh no"),
 # reassurance ("you're not alone"), a thing said to be hard and kept up ("moving

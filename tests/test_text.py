@@ -445,6 +445,8 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("Your garden looks amazing, Tom!", "neutral"),
         ("I love your garden, Tom!", "positive"),
         # Into a hobby is a start; into a crash is not.
+        ("I left the newsroom for good, I'm a gardener now.", "stopped"),
+        ("We settled in Cork for good.", "neutral"),
         ("I got into birdwatching last year.", "started"),
         ("We got into a minor crash on the way home.", "neutral"),
     ],
