@@ -354,7 +354,8 @@ START_RE: re.Pattern[str] = re.compile(
     r"\b(?:started|begun|began|took up|taken up|picked up|"
     # "got into" a hobby, not into an accident, a fight or trouble.
     r"(?:got|gotten|getting) into(?! (?:(?:a|an|the|some|big|real|bad|serious|minor|car) )*"
-    r"(?:accident|crash|fight|argument|row|trouble|debt|mess|car|taxi|bed|traffic)s?\b)|got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
+    r"(?:accident|crash|fight|argument|row|trouble|debt|mess|car|taxi|bed|traffic)s?\b)|"
+    r"got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
     r"went (?:vegan|vegetarian)|developed a taste for|made a new friend|"
     r"signed up for|joined)\b"
 )

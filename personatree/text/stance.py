@@ -25,11 +25,11 @@ from ..lexicons import (
     COMPOUND_NOT_AFFECT_RE,
     HYPOTHETICAL_RE,
     INTENT_FRAME_RE,
-    NEGATION_IDIOM_RE,
     LIKE_FORMS,
     LIKE_SUBJECTS,
     NEG_EXEMPT,
     NEGATED_START_RE,
+    NEGATION_IDIOM_RE,
     NEGATORS,
     POSITIVE_NEGATED,
     RARE_WORDS,
@@ -342,7 +342,8 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
     stance idioms ("can't bear", "drives me up the wall", "means the world to me"):
     ``"positive"`` or ``"negative"``; a negation of the statement itself or a frequency
     word that denies a habit ("I don't own a car", "I rarely watch TV") is
-    ``"negative"``; else ``"neutral"``.
+    ``"negative"`` when the speaker is in the sentence ("The pool isn't open on
+    Mondays" is no stance of theirs); else ``"neutral"``.
 
     A line said to the listener without "I" or "we" ("That must have been tough for
     you", "Your garden looks amazing, Tom") is ``"neutral"``: it is about them.
