@@ -21,6 +21,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from personatree.stance import side_of
 from personatree.text import stance_label
 
 DEFAULT = Path(__file__).resolve().parent / "data" / "stance_chat_labelled.jsonl"
@@ -38,9 +39,8 @@ def main() -> None:
         part = [r for r in rows if r["split"] == split]
         got = [stance_label(r["text"]) for r in part]
         right = sum(g == r["stance"] for g, r in zip(got, part))
-        # A side read where the label has none (or the other side) is a would-be conflict.
-        side = {"positive": 1, "started": 1, "neutral": 0, "negative": -1, "stopped": -1}
-        false_neg = sum(side[g] < 0 <= side[r["stance"]] for g, r in zip(got, part))
+        # A negative side read where the label has none is a would-be conflict.
+        false_neg = sum(side_of(g) < 0 <= side_of(r["stance"]) for g, r in zip(got, part))
         by = Counter(r["stance"] for r in part)
         ok = Counter(r["stance"] for g, r in zip(got, part) if g == r["stance"])
         per = ", ".join(f"{k} {ok[k]}/{by[k]}" for k in sorted(by))

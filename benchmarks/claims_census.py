@@ -8,10 +8,16 @@ conflict edges and *changed* patterns (latest conflict newer than latest support
 with ``--show`` it prints every claim's text and every conflict (pattern, the line
 against it, the reason), so a person can read what an agent would be shown.
 
+By default both speakers are the person (as the benchmark ingests them). With
+``--user first`` (the speaker who speaks first) or ``--user second`` the conversation
+is read as a chat export of that speaker: their turns are the user's, the other
+speaker's are the assistant's.
+
 Usage::
 
     python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --consolidate end
     python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --limit 1 --show
+    python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --limit 2 --user second
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -27,6 +34,16 @@ from personatree.types import EdgeKind, Level  # noqa: E402
 from personatree_bench.datasets import load_locomo  # noqa: E402
 from personatree_bench.engine import PersonaTreeEngine  # noqa: E402
 from personatree_bench.resources import CachedEmbedder, default_embedder, make_token_counter  # noqa: E402
+from personatree_bench.types import Turn  # noqa: E402
+
+
+def _as_user(turns: tuple[Turn, ...], who: str) -> tuple[Turn, ...]:
+    # One speaker's chat export: their turns are the user's, the other's the assistant's.
+    if who == "both":
+        return turns
+    speakers = list(dict.fromkeys(t.speaker for t in turns))
+    me = speakers[0 if who == "first" else min(1, len(speakers) - 1)]
+    return tuple(replace(t, role="user" if t.speaker == me else "assistant") for t in turns)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--consolidate", default="end", choices=("end", "session"))
     ap.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
     ap.add_argument("--show", action="store_true", help="print every claim and conflict")
+    ap.add_argument("--user", choices=("both", "first", "second"), default="both",
+                    help="whose chat export the conversation is (default: both speakers are the person)")
     args = ap.parse_args(argv)
 
     convs = load_locomo(args.path).conversations[args.skip:][: args.limit]
@@ -45,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     mids = roots = support = turns = conflicts = changed = 0
     try:
         for conv in convs:
-            engine.ingest(conv.id, conv.turns)
+            engine.ingest(conv.id, _as_user(conv.turns, args.user))
             turns += len(conv.turns)
             g = engine.tree.graph(conv.id)
             for n in g.nodes():
