@@ -47,6 +47,7 @@ __all__ = [
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
+    "HARDSHIPS",
     "INTENSIFIERS",
     "IRREGULAR_3SG",
     "LEADING_FILLER_RE",
@@ -66,6 +67,7 @@ __all__ = [
     "STOPWORDS",
     "TIME_WORDS",
     "TOPIC_SKIP",
+    "TRIGGER_FEELINGS",
     "UNBEATEN",
     "UNBEATEN_LINKS",
     "UNBEATEN_NEGATORS",
@@ -274,6 +276,7 @@ AFFECT_POS: frozenset[str] = frozenset(
     fine special cheerful rewarding fulfilling refreshing excellent incredible perfect
     lovely stoked pumped motivated energized hopeful free relief calms soothes soothing
     relaxes cheers smile smiles laugh laughs peace energy healthier rested supporter
+    uplifting comforting
     gorgeous stunning breathtaking delicious brilliant superb terrific glorious fabulous""".split()
 )
 AFFECT_NEG: frozenset[str] = frozenset(
@@ -285,7 +288,43 @@ AFFECT_NEG: frozenset[str] = frozenset(
     crying cried rough exhausting drained burnt burned sucks hated stresses upsets upsetting
     furious irritable grumpy tense dizzy panic panicky terrify terrifies terrified freeze
     overthink headache headaches migraine migraines nasty grieving badly bore bores
-    miss missed distant argue argued clash clashes crutches shake""".split()
+    miss missed distant argue argued clash clashes crutches shake frightening""".split()
+)
+
+# The feeling a trigger pattern names, read from the words its members use for it
+# ("painting calms me down" -> calming, "the dogs bring me so much joy" -> uplifting,
+# "crowds make me anxious" -> stressful): (side, the word the claim uses, the words that
+# call for it). A pattern whose members name no feeling takes the first of its side.
+TRIGGER_FEELINGS: tuple[tuple[str, str, frozenset[str]], ...] = (
+    ("positive", "uplifting", frozenset(
+        """joy joyful happy happier happiness smile smiles uplifting uplift uplifts cheer
+        cheers cheerful delight delighted thrilled alive energized energy motivated
+        inspiring inspired hopeful hope""".split())),
+    ("positive", "calming", frozenset(
+        """calm calms calming calmer relax relaxed relaxing relaxes peace peaceful soothe
+        soothes soothing unwind unwinds serene tranquil destress relief""".split())),
+    ("positive", "comforting", frozenset(
+        """comfort comforts comforting comfortable cozy safe reassuring reassured
+        accepted belong belonged""".split())),
+    ("negative", "upsetting", frozenset(
+        """sad sadness upset upsets upsetting cry crying cried hurt hurts lonely depressed
+        heartbroken grief down""".split())),
+    ("negative", "stressful", frozenset(
+        """stress stressed stresses stressful anxious anxiety nervous tense overwhelmed
+        overwhelming panic worry worried""".split())),
+    ("negative", "frustrating", frozenset(
+        """angry anger annoyed annoying annoys frustrated frustrating frustrates irritated
+        irritating furious mad""".split())),
+    ("negative", "frightening", frozenset(
+        """scared scary afraid fear fears terrified terrifies frightening frightened""".split())),
+)
+# Hardships: what a positive claim cannot be about ("art helps me with my struggles"
+# makes no "Finds struggles calming"); the claim names what helps, not what it helps with.
+HARDSHIPS: frozenset[str] = frozenset(
+    """struggle struggles stress anxiety pain grief fear fears challenge challenges problem
+    problems difficulty difficulties hardship hardships loss illness trauma depression
+    loneliness worry worries setback setbacks obstacle obstacles pressure burnout injury
+    injuries""".split()
 )
 
 NEGATORS: frozenset[str] = frozenset(
@@ -520,6 +559,7 @@ NOT_NAMING: frozenset[str] = frozenset(
     special incredible beautiful lovely wonderful fantastic perfect cute sweet crazy
     wild scary fine okay ok sure real true big small little old young huge whole entire
     important interesting favorite favourite own same next last able free busy ready
+    essential crucial vital necessary possible certain usual main
     lucky super found brought meant held caught lost heard sent spent won sat stood left
     remind recommend see back key cathartic safe wow woah whoa woohoo yay hey hi hello
     oh ah yep yeah nope hmm haha lol omg gosh""".split()

@@ -432,6 +432,51 @@ def test_a_pattern_reads_as_a_pattern_not_one_episode(judge, texts, schema_type,
         assert episodic not in s.content.split(" (")[0]
 
 
+@pytest.mark.parametrize(
+    ("texts", "stance", "claim"),
+    [
+        (["Baking bread calms me down after work.", "Kneading dough is so relaxing.",
+          "Nothing soothes me like baking bread on a Sunday."], "positive", "Finds baking bread calming"),
+        (["Gardening is my stress relief.", "I spend evenings gardening to destress after work.",
+          "Gardening at dusk is how I unwind."], "positive", "Finds gardening calming"),
+        (["Our dogs bring me so much joy.", "The dogs always make me smile.",
+          "Coming home to the dogs makes me happy."], "positive", "Finds dogs uplifting"),
+        (["Open-plan offices make me anxious.", "The open-plan office stresses me out.",
+          "I get tense in an open-plan office."], "negative", "Finds office stressful"),
+        (["Slow drivers make me so angry.", "Slow drivers annoy me to no end.",
+          "I get irritated behind slow drivers."], "negative", "Finds slow drivers frustrating"),
+    ],
+)
+def test_a_trigger_names_the_feeling_its_members_name(judge, texts, stance, claim) -> None:
+    # Joy is not calm, and anger is not stress: the claim says what the person said.
+    s = judge.summarize(_leaves(judge, texts, "trigger"), Level.MID, "trigger")
+    assert s.content.split(" (")[0] == claim
+    assert s.attributes["stance"] == stance
+
+
+def test_a_positive_claim_is_never_about_the_hardship_that_helps() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    texts = ["Sketching helps me work through my struggles.", "When my struggles pile up I go sketching.",
+             "My struggles feel smaller after an hour of sketching."]
+    phrase, topic = claim_phrase(texts, ["positive"] * 3, "trigger", texts[0])
+    assert "struggle" not in phrase.lower() and topic == "sketching"
+    # Said against the hardship, the hardship is the topic.
+    against = ["Money worries keep me up at night.", "My money worries are getting worse.", "I hate these money worries."]
+    phrase, _ = claim_phrase(against, ["negative"] * 3, "trigger", against[0])
+    assert "money" in phrase.lower()
+
+
+def test_a_few_remarks_that_share_no_word_and_speak_of_no_one_name_no_pattern() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    remarks = ["Holding on to the good days is what matters.", "Together we can get through anything!",
+               "Little joys keep everyone going."]
+    assert claim_phrase(remarks, ["positive"] * 3, "trigger", remarks[0]) == ("", "")
+    own = ["My evening jog clears my head.", "I run along the canal after dinner.", "Jogging at dusk is my reset."]
+    assert claim_phrase(own, ["positive"] * 3, "routine", own[0])[0] != ""
+
+
 def test_praise_of_the_listeners_things_names_no_pattern(judge) -> None:
     # Lines said to someone about their quilts tell nothing the speaker enjoys.
     said_to = ["That quilt is gorgeous, Dana!", "Dana, your quilts are amazing!", "Wow, love the quilt you made, Dana."]
@@ -469,7 +514,7 @@ def test_words_that_name_a_pattern(word: str) -> None:
 
 @pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
                                   "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
-                                  "delicious", "nervous"])
+                                  "delicious", "nervous", "essential", "crucial"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from ..lexicons import SECOND_PERSON
+from ..lexicons import HARDSHIPS, SECOND_PERSON, TRIGGER_FEELINGS
 from ..text import (
     STANCE_LABELS,
     addresses,
@@ -48,7 +48,8 @@ _FRAMES: dict[str, dict[str, str]] = {
                    "started": "Has taken up {t}", "neutral": "Interested in {t}"},
     "routine": {"positive": "Enjoys {t} regularly", "negative": "Avoids {t}", "stopped": "Stopped {t}",
                 "started": "Has taken up {t}", "neutral": "Makes a habit of {t}"},
-    "trigger": {"positive": "Finds {t} calming", "negative": "Finds {t} stressful",
+    # "{f}": the feeling the members name (_feeling).
+    "trigger": {"positive": "Finds {t} {f}", "negative": "Finds {t} {f}",
                 "stopped": "No longer bothered by {t}", "started": "Has become sensitive to {t}",
                 "neutral": "Reacts strongly to {t}"},
     "state": {"positive": "Doing well with {t}", "negative": "Struggling with {t}", "stopped": "No longer troubled by {t}",
@@ -78,6 +79,11 @@ MIN_TOPIC_SHARE = 0.3
 # paraphrases of one habit rarely repeat a word. A bigger cluster without a shared
 # word is a loose one.
 SMALL_PATTERN = 5
+
+# The speaker alone in the first person ("we" may be anyone).
+_I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
+# Hardships as the topic counter reads them (its lemmas).
+_HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
 
 # The cause of a stop or a start, when the members share one ("after a knee injury").
 _CAUSE_RE = re.compile(r"\b(after|because of|due to|since)\s+(?:my|the|a|an|our|his|her)\s+((?:[a-z'-]+\s+){0,2}[a-z'-]+)", re.I)
@@ -112,7 +118,7 @@ def majority_stance(stances: Sequence[str]) -> str:
 
 
 def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float = 0.0,
-                 names: bool = False) -> str:
+                 names: bool = False, avoid: frozenset[str] = frozenset()) -> str:
     """The topic phrase the texts share, lower-case ("hiking", "mountain hiking"), or "".
 
     The content lemmas (:func:`~personatree.text.content_lemmas`) are counted by how
@@ -133,6 +139,9 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         Share of the texts that must hold the topic.
     names : bool
         Names count as topic words.
+    avoid : frozenset of str
+        Lemmas (:func:`~personatree.text.lemma`) that may not be the topic (a positive
+        claim is not about a hardship).
 
     Returns
     -------
@@ -152,7 +161,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         nameable.update(lemma(w) for w in ts if w not in skip and can_name(w))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
-    held = [lm for lm in df if lm in nameable and df[lm] >= floor]
+    held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]
     if not held:
         return ""
     top = max(held, key=lambda lm: (df[lm], -first[lm]))
@@ -162,7 +171,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         words = kt.split()
         if not any(lemma(w) == top and can_name(w) for w in words):
             continue
-        kept = [w for w in words if lemma(w) == top or df[lemma(w)] >= need]
+        kept = [w for w in words if (lemma(w) == top or df[lemma(w)] >= need) and lemma(w) not in avoid]
         # "encouragement means" → "encouragement": the phrase ends on words that name.
         while kept and not can_name(kept[-1]):
             kept.pop()
@@ -225,15 +234,15 @@ def _cause(texts: Sequence[str]) -> str:
     return best if n >= 2 or len(texts) == 1 else ""
 
 
-def _theme(texts: Sequence[str]) -> str:
+def _theme(texts: Sequence[str], avoid: frozenset[str] = frozenset()) -> str:
     """What two or more patterns share; without a shared word, their two main topics
     joined ("hiking and cooking"), so a root never repeats one pattern alone."""
-    topic = shared_topic(texts)
+    topic = shared_topic(texts, avoid=avoid)
     if topic or len(texts) < 2:
         return topic
     own: list[str] = []
     for t in texts:
-        kt = shared_topic([t])
+        kt = shared_topic([t], avoid=avoid)
         if kt and kt not in own:
             own.append(kt)
         if len(own) == 2:
@@ -241,13 +250,32 @@ def _theme(texts: Sequence[str]) -> str:
     return " and ".join(own) if len(own) == 2 else ""
 
 
-def _topic(texts: Sequence[str], representative: str, *, names: bool) -> str:
+def _topic(texts: Sequence[str], representative: str, *, names: bool,
+           avoid: frozenset[str] = frozenset()) -> str:
     """The topic the members share; for a few members that say one thing in different
     words ("my evening jog", "I run along the canal"), the most typical member's own."""
-    topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=names)
-    if not topic and len(texts) <= SMALL_PATTERN:
-        topic = shared_topic([representative], names=names)
+    topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=names, avoid=avoid)
+    # Paraphrases of the person's own habit say "I" or "my"; a few remarks that share
+    # no word and speak of no one ("Finding those moments and holding on to them is
+    # key", "We can face anything together!") are chat, not a pattern to name.
+    if not topic and len(texts) <= SMALL_PATTERN and 2 * sum(map(_says_i, texts)) > len(texts):
+        topic = shared_topic([representative], names=names, avoid=avoid)
     return topic
+
+
+def _says_i(text: str) -> bool:
+    return not _I.isdisjoint(tokenize(text))
+
+
+def _feeling(texts: Sequence[str], side: str) -> str:
+    """The feeling word of a trigger claim on ``side``: the one whose words the members
+    use most ("calming", "uplifting", "stressful", ...); the side's first without any."""
+    words = Counter(w for t in texts for w in tokenize(t))
+    best, most = "", -1
+    for s, word, cues in TRIGGER_FEELINGS:
+        if s == side and (n := sum(words[c] for c in cues)) > most:
+            best, most = word, n
+    return best
 
 
 def claim_phrase(
@@ -257,12 +285,16 @@ def claim_phrase(
 
     A claim is only written when the members share a topic that can name it (held by
     :data:`MIN_TOPIC_SHARE` of them, see :func:`shared_topic`), or, for at most
-    :data:`SMALL_PATTERN` members, when their most typical member names one: a bigger
-    cluster that shares none is not a pattern the offline judge can state truthfully,
-    and ("", "") says so; so do members mostly said to the listener (they say "you" or
-    call the listener by name). A type without a verb frame reads from its most typical member, which must
-    state the topic and speak of the person, not to a listener ("Your support means a
-    lot" is no claim about the speaker).
+    :data:`SMALL_PATTERN` members most of which say "I", when their most typical member
+    names one: a bigger cluster that shares none is not a pattern the offline judge can
+    state truthfully, and ("", "") says so; so do members mostly said to the listener
+    (they say "you" or call the listener by name), and members none of which says "I".
+    A positive claim never names a hardship (:data:`~personatree.lexicons.HARDSHIPS`):
+    "art got me through my struggles" is about art. A trigger names the feeling its
+    members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`). A type without a
+    verb frame reads from its most typical member, which must state the topic and speak
+    of the person, not to a listener ("Your support means a lot" is no claim about the
+    speaker).
 
     Parameters
     ----------
@@ -291,11 +323,21 @@ def claim_phrase(
         return "", ""
     frames = _FRAMES.get(schema_type)
     if frames is not None:
-        topic = _theme(texts) if root else _topic(texts, representative, names=False)
-        if not topic:
+        if not root and not any(map(_says_i, texts)):
+            # "We can face anything together!", "Pets bring such joy": a claim about the
+            # person rests on at least one line where they speak of themself.
             return "", ""
         stance = majority_stance(stances)
-        phrase = frames[stance].format(t=topic)
+        # A positive claim, or a goal worked toward, names what helps or is wanted, never
+        # the hardship the members speak of ("art got me through my struggles").
+        avoid = _HARDSHIPS if stance == "positive" or (schema_type == "goal" and stance == "neutral") \
+            else frozenset()
+        topic = _theme(texts, avoid) if root else _topic(texts, representative, names=False, avoid=avoid)
+        if not topic:
+            return "", ""
+        side = {"positive": "positive", "negative": "negative"}.get(stance, "")
+        feeling = _feeling(texts, side) if side else ""
+        phrase = frames[stance].format(t=topic, f=feeling)
         if stance in ("stopped", "started"):
             cause = _cause(texts)
             if cause and topic not in cause:
