@@ -6,7 +6,8 @@ at every session boundary (``session``), then counts the patterns (mids) and cla
 (roots) per conversation and per schema type, with the mean support of a mid, and the
 conflict edges and *changed* patterns (latest conflict newer than latest support);
 with ``--show`` it prints every claim's text and every conflict (pattern, the line
-against it, the reason), so a person can read what an agent would be shown.
+against it, the reason), so a person can read what an agent would be shown, and with
+``--members`` too the support under each claim.
 
 By default both speakers are the person (as the benchmark ingests them). With
 ``--user first`` (the speaker who speaks first) or ``--user second`` the conversation
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--consolidate", default="end", choices=("end", "session"))
     ap.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
     ap.add_argument("--show", action="store_true", help="print every claim and conflict")
+    ap.add_argument("--members", action="store_true", help="with --show: each claim's support under it")
     ap.add_argument("--user", choices=("both", "first", "second"), default="both",
                     help="whose chat export the conversation is (default: both speakers are the person)")
     args = ap.parse_args(argv)
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                 changed += bool(n.attributes.get("changed_at"))
                 if args.show:
                     print(f"{conv.id}  {n.level.value:4s} {n.schema_type:12s} {n.content}")
+                    for child in g.children(n.id) if args.members else ():
+                        print(f"      + {g.node(child).content[:110]}")
             for e in g.edges(EdgeKind.CONFLICT):
                 conflicts += 1
                 if args.show:
