@@ -494,6 +494,22 @@ def test_a_fact_pattern_keeps_its_place_but_not_its_episode(judge) -> None:
     assert "last year" not in s.content
 
 
+def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # The most typical member is an episode: a member that says what holds names it.
+    texts = ["I went to an adoption info evening last week.", "Here's the adoption agency I picked.",
+             "Adoption has been on my mind a lot.", "I applied to two adoption agencies!"]
+    assert claim_phrase(texts, ["neutral"] * 4, "fact", texts[0])[0] == "Adoption has been on their mind a lot"
+    # Only episodes: the topic the person keeps coming back to, never one episode (x3).
+    episodes = ["I went to an adoption info evening last week.", "I applied to two adoption agencies!",
+                "Last Friday I went to an adoption meeting."]
+    assert claim_phrase(episodes, ["neutral"] * 3, "fact", episodes[0]) == ("Often talks about adoption", "adoption")
+    # An event that changed the person's life is a fact that holds.
+    moved = ["I moved to Porto last year.", "We moved to Porto in spring.", "Porto has been home since."]
+    assert claim_phrase(moved, ["neutral"] * 3, "fact", moved[0])[0] == "Moved to Porto"
+
+
 def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None:
     mids = [node(embedder, "Enjoys hiking (5 mentions, Mar–Jun 2024)", "preference", Level.MID, nid="m1",
                  attributes={"stance": "positive"}, n_support=5),

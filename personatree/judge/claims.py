@@ -7,7 +7,10 @@ and without one episode's dates, places or counters ("Enjoys hiking", "Dislikes 
 generator: a verb chosen by (claim type, stance) in front of the shared topic phrase
 (:func:`shared_topic`). Types whose claims are statements rather than sides ("Lives in
 Porto", "Has a sister in Leeds") read from their most typical member, stripped of its
-episodic details (:func:`general_phrase`).
+episodic details (:func:`general_phrase`), or from another member when that one tells a
+single episode ("Went to a council meeting") or points at something ("Here's the
+agency I picked"); when every member does, the claim is the topic the person keeps
+coming back to ("Often talks about adoption").
 
 Everything here is a pure function of its input.
 """
@@ -19,7 +22,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from ..lexicons import HARDSHIPS, SECOND_PERSON, TRIGGER_FEELINGS
+from ..lexicons import HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELINGS
 from ..text import (
     STANCE_LABELS,
     addresses,
@@ -28,6 +31,7 @@ from ..text import (
     find_entities,
     find_time,
     has_first_person,
+    is_change,
     key_topic,
     lemma,
     pattern_phrase,
@@ -82,6 +86,10 @@ SMALL_PATTERN = 5
 
 # The speaker alone in the first person ("we" may be anyone).
 _I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
+# First words of a line that points at something rather than saying what holds.
+_POINTING = frozenset("here here's this that these those it it's they they're there's".split())
+# Words ending in "ed" that are not past forms.
+_ED_PRESENT = frozenset("need feed speed bleed breed succeed proceed exceed".split())
 # Hardships as the topic counter reads them (its lemmas).
 _HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
 
@@ -294,7 +302,8 @@ def claim_phrase(
     members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`). A type without a
     verb frame reads from its most typical member, which must state the topic and speak
     of the person, not to a listener ("Your support means a lot" is no claim about the
-    speaker).
+    speaker), and from a member that states what holds when that one tells an episode
+    (see the module's docstring).
 
     Parameters
     ----------
@@ -344,16 +353,46 @@ def claim_phrase(
                 phrase = f"{phrase} {cause}"
         return phrase[:1].upper() + phrase[1:], topic
     topic = _topic(texts, representative, names=True)
-    said = tokenize(representative)
-    # A statement about the speaker says "I" or "we"; "Woohoo, John" and "Your
-    # support means a lot" are said to someone, not about oneself.
-    if not topic or not has_first_person(said) or SECOND_PERSON & set(said) or addresses(representative):
-        return "", ""
     keep_places = schema_type in ("fact", "relationship", "identity")
-    phrase = general_phrase(representative, keep_places=keep_places)
-    if not {lemma(w) for w in topic.split()} & {lemma(w) for w in tokenize(phrase)}:
+    phrase = _statement(representative, topic, keep_places)
+    if not topic or not phrase:
         return "", ""
-    return phrase, topic
+    if _holds(phrase, representative):
+        return phrase, topic
+    # The most typical member tells one episode ("Went to a pride parade last week")
+    # or points at something shown ("Here's the agency I picked"): a member that states
+    # what holds names the pattern, else the topic the person keeps coming back to.
+    for text in texts:
+        other = _statement(text, topic, keep_places)
+        if other and _holds(other, text):
+            return other, topic
+    return f"Often talks about {topic}", topic
+
+
+def _statement(text: str, topic: str, keep_places: bool) -> str:
+    """``text`` as a third-person claim naming ``topic``, or "" when it cannot be one:
+    a statement about the speaker says "I" or "we" ("Woohoo, John" and "Your support
+    means a lot" are said to someone, not about oneself)."""
+    said = tokenize(text)
+    if not topic or not has_first_person(said) or SECOND_PERSON & set(said) or addresses(text):
+        return ""
+    phrase = general_phrase(text, keep_places=keep_places)
+    if not {lemma(w) for w in topic.split()} & {lemma(w) for w in tokenize(phrase)}:
+        return ""
+    return phrase
+
+
+def _holds(phrase: str, text: str) -> bool:
+    """Whether a claim read from one member states what holds: not a past episode
+    ("Went to a council meeting") unless it changed the person's life ("Moved to
+    Porto", :func:`~personatree.text.is_change`), nor a line pointing at something
+    ("Here's the agency they picked", "They were great")."""
+    words = tokenize(phrase)
+    if not words or words[0] in _POINTING:
+        return False
+    first = words[0]
+    past = first in PAST_IRREGULAR or (first.endswith("ed") and len(first) >= 4 and first not in _ED_PRESENT)
+    return not past or is_change(text)
 
 
 def member_stance(content: str, attributes: dict | None) -> str:
