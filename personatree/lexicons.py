@@ -560,6 +560,8 @@ NOT_NAMING: frozenset[str] = frozenset(
     wild scary fine okay ok sure real true big small little old young huge whole entire
     important interesting favorite favourite own same next last able free busy ready
     essential crucial vital necessary possible certain usual main
+    around onto into upon along across away forward ahead together instead plus apart beyond
+    within toward towards behind
     lucky super found brought meant held caught lost heard sent spent won sat stood left
     remind recommend see back key cathartic safe wow woah whoa woohoo yay hey hi hello
     oh ah yep yeah nope hmm haha lol omg gosh""".split()

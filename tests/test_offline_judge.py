@@ -530,7 +530,7 @@ def test_words_that_name_a_pattern(word: str) -> None:
 
 @pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
                                   "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
-                                  "delicious", "nervous", "essential", "crucial"])
+                                  "delicious", "nervous", "essential", "crucial", "plus", "together", "forward"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 
