@@ -595,5 +595,7 @@ PAST_IRREGULAR: frozenset[str] = frozenset(
     """went was were had did got made saw took ran came gave found felt thought told said
     bought brought caught taught left met paid sent spent stood understood won wrote read
     began drank drove ate fell flew forgot grew heard hid kept knew led lost meant put quit
-    rode rang rose sang sat slept spoke swam threw wore became built chose""".split()
+    rode rang rose sang sat slept spoke swam threw wore became built chose held sold fought fed
+    fled froze shook stole stuck struck swept swung tore woke dug lent bent dealt drew hung laid
+    lit overcame sank shot sought spun swore wept mistook withdrew""".split()
 )

@@ -505,6 +505,10 @@ def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> N
     episodes = ["I went to an adoption info evening last week.", "I applied to two adoption agencies!",
                 "Last Friday I went to an adoption meeting."]
     assert claim_phrase(episodes, ["neutral"] * 3, "fact", episodes[0]) == ("Often talks about adoption", "adoption")
+    # A past episode told with another subject is one too.
+    city = ["Last weekend our city held a food festival!", "I go to the food festival whenever I can.",
+            "The food festival is my favourite week of the year."]
+    assert claim_phrase(city, ["neutral"] * 3, "fact", city[0])[0] == "Goes to the food festival whenever they can"
     # An event that changed the person's life is a fact that holds.
     moved = ["I moved to Porto last year.", "We moved to Porto in spring.", "Porto has been home since."]
     assert claim_phrase(moved, ["neutral"] * 3, "fact", moved[0])[0] == "Moved to Porto"

@@ -265,6 +265,7 @@ def test_key_topic(sentence: str, topic: str) -> None:
         ("I go running every morning 😊", "Goes running every morning"),
         ("I don't eat meat.", "Doesn't eat meat"),
         ("I went to Paris with my sister.", "Went to Paris with their sister"),
+        ("I held a garage sale for my aunt.", "Held a garage sale for their aunt"),
         ("The kids loved the beach trip.", "The kids loved the beach trip"),
         ("Loves hiking (5 mentions, Mar–Jun 2024)", "Loves hiking"),
     ],

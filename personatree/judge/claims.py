@@ -88,8 +88,11 @@ SMALL_PATTERN = 5
 _I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
 # First words of a line that points at something rather than saying what holds.
 _POINTING = frozenset("here here's this that these those it it's they they're there's".split())
-# Words ending in "ed" that are not past forms.
-_ED_PRESENT = frozenset("need feed speed bleed breed succeed proceed exceed".split())
+# Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
+_ED_PRESENT = frozenset(
+    """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
+    related interested excited based located named called involved attached obsessed used
+    scared worried tired bored pleased""".split())
 # Hardships as the topic counter reads them (its lemmas).
 _HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
 
@@ -390,8 +393,9 @@ def _holds(phrase: str, text: str) -> bool:
     words = tokenize(phrase)
     if not words or words[0] in _POINTING:
         return False
-    first = words[0]
-    past = first in PAST_IRREGULAR or (first.endswith("ed") and len(first) >= 4 and first not in _ED_PRESENT)
+    # The verb comes first ("Went to …") or after a short subject ("Our city held …").
+    past = any(w in PAST_IRREGULAR or (w.endswith("ed") and len(w) >= 4 and w not in _ED_PRESENT)
+               for w in words[:3])
     return not past or is_change(text)
 
 
