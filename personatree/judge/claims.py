@@ -393,9 +393,11 @@ def _holds(phrase: str, text: str) -> bool:
     words = tokenize(phrase)
     if not words or words[0] in _POINTING:
         return False
-    # The verb comes first ("Went to …") or after a short subject ("Our city held …").
-    past = any(w in PAST_IRREGULAR or (w.endswith("ed") and len(w) >= 4 and w not in _ED_PRESENT)
-               for w in words[:3])
+    # An irregular past anywhere ("One memory for them was …"); a regular one as the
+    # verb, first or after a short subject ("Attended …", "Our club hosted …"): later,
+    # a word in "-ed" is as often an adjective ("their reclaimed desk").
+    past = any(w in PAST_IRREGULAR for w in words) or any(
+        w.endswith("ed") and len(w) >= 4 and w not in _ED_PRESENT for w in words[:3])
     return not past or is_change(text)
 
 
