@@ -299,6 +299,20 @@ def test_a_conceded_hardship_or_an_idiom_is_no_conflict(judge, embedder, text) -
     assert v.label != "conflict" and v.psi > -0.35, v
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["I can't picture my weekends without the climbing gym.",
+     "Ain't nothing like a long climb on a Sunday morning.",
+     "Climbing is my stress fix after work."],
+)
+def test_praise_told_with_a_negator_or_a_hardship_supports(judge, embedder, text) -> None:
+    # "can't picture ... without", "ain't nothing like", "stress fix": praise, read as
+    # such by the judge too, not a negation or a stressed line against the pattern.
+    parent = node(embedder, "Enjoys climbing", "preference", Level.MID, attributes={"stance": "positive"})
+    v = _verdict(judge, embedder, text, "preference", parent)
+    assert v.label != "conflict" and v.psi > 0, v
+
+
 # -- routing ------------------------------------------------------------------------------
 
 

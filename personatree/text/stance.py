@@ -139,6 +139,12 @@ _CANT = ("can't", "cannot", "cant", "couldn't")
 _BEAT = frozenset({"beat", "beats", "top", "tops"})
 
 
+def _against(span: str) -> bool:
+    """Whether a positive idiom's words would read against it: a negator or "stress"."""
+    words = tokenize(span)
+    return not NEGATORS.isdisjoint(words) or "stress" in words
+
+
 def _sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
@@ -284,7 +290,9 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     "not happy", "not a fan"); negations of "know/think/mind/worry..." are ignored and
     "can't wait" counts as positive, and the negators of an idiom that denies nothing
     ("long time no see", "no worries", "you're not alone", "moving isn't easy",
-    "I haven't tried it yet") are not read. A hardship conceded before "but" with
+    "I haven't tried it yet") are not read, nor are those of praise told with a negator
+    or a hardship ("can't picture life without it", "ain't nothing like it", "my stress
+    fix"), which counts as a positive stance word. A hardship conceded before "but" with
     nothing against it after ("it's been tough, but I'm staying focused") is read
     from the words after "but". A cessation phrase (:func:`find_cessation`)
     forces polarity -1: "I used to love hiking" is a negative stance toward hiking now.
@@ -302,15 +310,20 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
         Polarity and the parts it was computed from.
     """
     toks = tokens if tokens is not None else tokenize(text)
-    if not NEGATORS.isdisjoint(toks):
-        # Negators of an idiom deny nothing ("no worries", "moving isn't easy"): the
-        # sentence is read without them.
+    praise = False
+    if not NEGATORS.isdisjoint(toks) or "stress" in toks:
+        # Negators of an idiom deny nothing ("no worries", "moving isn't easy"), and
+        # praise may be told with a negator or a hardship ("can't picture life without
+        # it", "ain't nothing like it", "my stress fix"): the sentence is read without
+        # them, and such praise counts as a stance word.
         low = normalize(text)
         blanked = NEGATION_IDIOM_RE.sub(" ", low)
-        if blanked != low:
-            text, toks = blanked, tokenize(blanked)
+        unpraised = STANCE_PHRASE_POS_RE.sub(lambda m: " " if _against(m.group(0)) else m.group(0), blanked)
+        praise = unpraised != blanked
+        if unpraised != low:
+            text, toks = unpraised, tokenize(unpraised)
     scan = _conceded(toks) or _scan_words(toks)
-    stance, free_neg = scan.stance, scan.free_negation
+    stance, free_neg = scan.stance + (1 if praise else 0), scan.free_negation
     cessation = False
     if "used" in toks or _maybe_cessation(toks):
         match, cancelled = _first_cessation(normalize(text))
