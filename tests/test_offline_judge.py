@@ -519,6 +519,10 @@ def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> N
     episodes = ["I went to an adoption info evening last week.", "I applied to two adoption agencies!",
                 "Last Friday I went to an adoption meeting."]
     assert claim_phrase(episodes, ["neutral"] * 3, "fact", episodes[0]) == ("Often talks about adoption", "adoption")
+    # A name keeps the case the members write it in.
+    visits = ["I went to the reunion with my sister Lena.", "I visited my sister Lena last week.",
+              "Last Friday I went out with my sister Lena."]
+    assert claim_phrase(visits, ["neutral"] * 3, "relationship", visits[0])[0] == "Often talks about sister Lena"
     # A past episode told with another subject is one too.
     city = ["Last weekend our city held a food festival!", "I go to the food festival whenever I can.",
             "The food festival is my favourite week of the year."]

@@ -369,7 +369,15 @@ def claim_phrase(
         other = _statement(text, topic, keep_places)
         if other and _holds(other, text):
             return other, topic
-    return f"Often talks about {topic}", topic
+    return f"Often talks about {_as_said(topic, texts)}", topic
+
+
+def _as_said(topic: str, texts: Sequence[str]) -> str:
+    """``topic`` (lower-case) as the members write it inside a sentence ("sister Lena"),
+    not at its start, where any word is capitalised; lower-case when none does."""
+    pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, topic.split())) + r"\b", re.I)
+    forms = Counter(m.group(0) for t in texts for m in pattern.finditer(t) if t[:m.start()].strip(" \"'"))
+    return max(forms, key=lambda f: (forms[f], f)) if forms else topic
 
 
 def _statement(text: str, topic: str, keep_places: bool) -> str:
