@@ -261,15 +261,16 @@ def _theme(texts: Sequence[str], avoid: frozenset[str] = frozenset()) -> str:
     return " and ".join(own) if len(own) == 2 else ""
 
 
-def _topic(texts: Sequence[str], representative: str, *, names: bool,
+def _topic(texts: Sequence[str], representative: str, i_lines: int, *, names: bool,
            avoid: frozenset[str] = frozenset()) -> str:
     """The topic the members share; for a few members that say one thing in different
-    words ("my evening jog", "I run along the canal"), the most typical member's own."""
+    words ("my evening jog", "I run along the canal"), the most typical member's own.
+    ``i_lines``: how many of ``texts`` say "I" (:func:`_says_i`)."""
     topic = shared_topic(texts, min_share=MIN_TOPIC_SHARE, names=names, avoid=avoid)
     # Paraphrases of the person's own habit say "I" or "my"; a few remarks that share
     # no word and speak of no one ("Finding those moments and holding on to them is
     # key", "We can face anything together!") are chat, not a pattern to name.
-    if not topic and len(texts) <= SMALL_PATTERN and 2 * sum(map(_says_i, texts)) > len(texts):
+    if not topic and len(texts) <= SMALL_PATTERN and 2 * i_lines > len(texts):
         topic = shared_topic([representative], names=names, avoid=avoid)
     return topic
 
@@ -333,9 +334,10 @@ def claim_phrase(
         # Mostly said to the listener ("That bowl is awesome, Mel!", "glad you had a
         # blast"): praise of the listener's things is no pattern of the speaker's own.
         return "", ""
+    i_lines = sum(map(_says_i, texts))
     frames = _FRAMES.get(schema_type)
     if frames is not None:
-        if not root and not any(map(_says_i, texts)):
+        if not root and not i_lines:
             # "We can face anything together!", "Pets bring such joy": a claim about the
             # person rests on at least one line where they speak of themself.
             return "", ""
@@ -344,18 +346,17 @@ def claim_phrase(
         # the hardship the members speak of ("art got me through my struggles").
         avoid = _HARDSHIPS if stance == "positive" or (schema_type == "goal" and stance == "neutral") \
             else frozenset()
-        topic = _theme(texts, avoid) if root else _topic(texts, representative, names=False, avoid=avoid)
+        topic = _theme(texts, avoid) if root else _topic(texts, representative, i_lines, names=False, avoid=avoid)
         if not topic:
             return "", ""
-        side = {"positive": "positive", "negative": "negative"}.get(stance, "")
-        feeling = _feeling(texts, side) if side else ""
-        phrase = frames[stance].format(t=topic, f=feeling)
+        frame = frames[stance]
+        phrase = frame.format(t=topic, f=_feeling(texts, stance) if "{f}" in frame else "")
         if stance in ("stopped", "started"):
             cause = _cause(texts)
             if cause and topic not in cause:
                 phrase = f"{phrase} {cause}"
         return phrase[:1].upper() + phrase[1:], topic
-    topic = _topic(texts, representative, names=True)
+    topic = _topic(texts, representative, i_lines, names=True)
     keep_places = schema_type in ("fact", "relationship", "identity")
     phrase = _statement(representative, topic, keep_places)
     if not topic or not phrase:
