@@ -15,6 +15,7 @@ embedding matrix stays in step with the nodes.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable, Iterable, Iterator
 
 import networkx as nx
@@ -111,49 +112,60 @@ class MemoryGraph:
         g = cls(user_id)
         by_id: dict[str, Node] = {}
         rows: dict[Level, tuple[list[str], list[object]]] = {lv: ([], []) for lv in Level}
+        unkeyed = g._unkeyed
         for node in nodes:
+            nid, level = node.id, node.level
             if node.user_id != user_id:
-                raise InvariantError(f"node {node.id!r} belongs to {node.user_id!r}, not {user_id!r}")
-            if node.id in by_id:
-                raise InvariantError(f"node {node.id!r} exists already")
-            by_id[node.id] = node
+                raise InvariantError(f"node {nid!r} belongs to {node.user_id!r}, not {user_id!r}")
+            if nid in by_id:
+                raise InvariantError(f"node {nid!r} exists already")
+            by_id[nid] = node
             if node.embedding is not None:
-                ids, vecs = rows[node.level]
-                ids.append(node.id)
+                ids, vecs = rows[level]
+                ids.append(nid)
                 vecs.append(node.embedding)
-            if node.level is Level.LEAF and node.provenance:
-                g._unkeyed.append(node)
-        g._g.add_nodes_from((k, {"node": n}) for k, n in by_id.items())
+            if level is Level.LEAF and node.provenance:
+                unkeyed.append(node)
+        # What add_nodes_from / add_edges_from make (dicts of the graph's factories,
+        # one data dict shared by both directions of an edge), without their
+        # per-item checks: the ids are distinct strings, checked above.
+        G = g._g
+        G._node.update({k: {"node": n} for k, n in by_id.items()})
+        G._succ.update({k: {} for k in by_id})
+        G._pred.update({k: {} for k in by_id})
         for lv, (ids, vecs) in rows.items():
             if ids:
                 g._index[lv].fill(ids, vecs)  # type: ignore[arg-type]
-        pairs: set[tuple[str, str]] = set()
         parent: dict[str, str] = {}
-        out = []
+        succ, pred = G._succ, G._pred
+        support, leaf, mid = EdgeKind.SUPPORT, Level.LEAF, Level.MID
         for edge in edges:
-            src, dst = by_id.get(edge.src), by_id.get(edge.dst)
+            s, d = edge.src, edge.dst
+            src, dst = by_id.get(s), by_id.get(d)
             if src is None or dst is None:
-                missing = edge.src if src is None else edge.dst
+                missing = s if src is None else d
                 raise UnknownNodeError(f"no node {missing!r} for user {user_id!r}")
-            if edge.src == edge.dst:
-                raise InvariantError(f"self-loop on {edge.src!r}")
-            if (edge.src, edge.dst) in pairs:
-                raise InvariantError(f"an edge {edge.src!r} -> {edge.dst!r} exists already")
-            if (edge.dst, edge.src) in pairs:
-                raise InvariantError(f"edge {edge.src!r} -> {edge.dst!r} would close a cycle")
-            if edge.kind is EdgeKind.SUPPORT:
+            if s == d:
+                raise InvariantError(f"self-loop on {s!r}")
+            out = succ[s]
+            if d in out:  # the adjacency so far holds exactly the edges checked so far
+                raise InvariantError(f"an edge {s!r} -> {d!r} exists already")
+            if s in succ[d]:
+                raise InvariantError(f"edge {s!r} -> {d!r} would close a cycle")
+            if edge.kind is support:
                 if _NEXT.get(src.level) is not dst.level:
                     raise InvariantError(
                         f"support edges go leaf->mid or mid->root, not {src.level.value}->{dst.level.value}"
                     )
-                if edge.src in parent:
-                    raise InvariantError(f"{edge.src!r} already supports {parent[edge.src]!r}")
-                parent[edge.src] = edge.dst
-            elif src.level is not Level.LEAF or dst.level is not Level.MID:
+                if s in parent:
+                    raise InvariantError(f"{s!r} already supports {parent[s]!r}")
+                parent[s] = d
+            elif src.level is not leaf or dst.level is not mid:
                 raise InvariantError(f"conflict edges go leaf->mid, not {src.level.value}->{dst.level.value}")
-            pairs.add((edge.src, edge.dst))
-            out.append((edge.src, edge.dst, {"edge": edge}))
-        g._g.add_edges_from(out)
+            data = {"edge": edge}
+            out[d] = data
+            pred[d][s] = data
+        nx._clear_cache(G)
         return g
 
     @property
@@ -192,15 +204,62 @@ class MemoryGraph:
 
     def nodes(self, level: Level | None = None) -> Iterator[Node]:
         """All nodes, or those of one level, in insertion order."""
-        for _, data in self._g.nodes(data="node"):
-            if level is None or data.level is level:
-                yield data
+        # The graph's own dicts, not a networkx view: a restart walks every node of
+        # a big tree several times.
+        for data in self._g._node.values():
+            node = data["node"]
+            if level is None or node.level is level:
+                yield node
 
     def edges(self, kind: EdgeKind | None = None) -> Iterator[Edge]:
         """All edges, or those of one kind."""
-        for _, _, e in self._g.edges(data="edge"):
-            if kind is None or e.kind is kind:
-                yield e
+        for out in self._g._succ.values():  # in the order networkx's edge view gives
+            for data in out.values():
+                e = data["edge"]
+                if kind is None or e.kind is kind:
+                    yield e
+
+    def edge_sequence(self) -> list[Edge]:
+        """Every edge, in an order that rebuilds this graph exactly.
+
+        Adding the nodes in :meth:`nodes` order and then the edges in this order (as
+        :meth:`from_parts` does) gives each node's parents and each node's children in
+        the order they have here: the order edges were added in, as far as it shows.
+        :meth:`edges` lists them parent lists first, which can reorder a node's
+        children (and with them the ties of anything that walks them).
+
+        Returns
+        -------
+        list of Edge
+        """
+        succ, pred = self._g._succ, self._g._pred
+        pairs = [(u, v) for u, out in succ.items() for v in out]
+        # Each pair must come after the one before it in its source's parent list and
+        # in its target's child list; a topological order of those constraints (the
+        # order the edges were added in is one) rebuilds both lists.
+        waiting = dict.fromkeys(pairs, 0)
+        then: dict[tuple[str, str], list[tuple[str, str]]] = {p: [] for p in pairs}
+        for chains in ((((u, v) for v in out) for u, out in succ.items()),
+                       (((u, v) for u in into) for v, into in pred.items())):
+            for chain in chains:
+                prev = None
+                for pair in chain:
+                    if prev is not None:
+                        then[prev].append(pair)
+                        waiting[pair] += 1
+                    prev = pair
+        ready = deque(p for p in pairs if not waiting[p])
+        order: list[Edge] = []
+        while ready:
+            pair = ready.popleft()
+            order.append(succ[pair[0]][pair[1]]["edge"])
+            for nxt in then[pair]:
+                waiting[nxt] -= 1
+                if not waiting[nxt]:
+                    ready.append(nxt)
+        if len(order) != len(pairs):  # cannot happen: the adding order satisfies them all
+            raise InvariantError("the graph's adjacency orders contradict each other")
+        return order
 
     def edge(self, src: str, dst: str) -> Edge | None:
         """The edge from ``src`` to ``dst``, if any."""

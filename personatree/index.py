@@ -125,7 +125,8 @@ class EmbeddingIndex:
                 self.add(nid, vec)
             return
         self._dim = dim
-        self._matrix = np.stack(flat)
+        # One copy of the rows into one block (np.stack also expands each row first).
+        self._matrix = np.concatenate(flat).reshape(len(flat), dim)
         self._ids = list(node_ids)
         self._row = {x: i for i, x in enumerate(self._ids)}
 
