@@ -42,3 +42,19 @@ def test_counts_add_up_and_only_the_statistics_move(store: Store) -> None:
         with pytest.raises(InputError):
             add("u", bad)
     assert store.version("u") == v + 2
+
+
+def test_recall_stats_are_the_recalled_nodes_at_the_version_read(store: Store) -> None:
+    stats = store.recall_stats  # type: ignore[attr-defined]
+    assert stats("u") == (0, {})  # unknown user
+    a, b = replace(node("u", "a"), recall_count=0, t_access=None), replace(node("u", "b"), recall_count=0, t_access=None)
+    v = store.commit(ChangeSet("u", observations=[obs("u", "o1")], upsert_nodes=[a, b]))
+    assert stats("u") == (v, {})  # never recalled: nothing to read
+    later = T0 + timedelta(days=3)
+    v = store.add_access("u", {"b": (2, later)})  # type: ignore[attr-defined]
+    version, got = stats("u")
+    assert version == v and set(got) == {"b"} and got["b"][0] == 2
+    (stored,) = [n for n in store.load_graph("u")[0] if n.id == "b"]
+    assert stored.t_access == later and isinstance(got["b"][1], str)
+    store.commit(ChangeSet("u", archive_nodes=[replace(b, recall_count=2)], delete_nodes=["b"]))
+    assert stats("u")[1] == {}  # archived leaves are not the tree's

@@ -156,6 +156,16 @@ class MemoryStore(Closing):
             node_rows, edge_rows, version = list(st.nodes.values()), list(st.edges.values()), st.version
         return codec.decode_nodes(node_rows), codec.decode_edges(edge_rows), version
 
+    def recall_stats(self, user_id: str) -> tuple[int, dict[str, tuple[int, str | None]]]:
+        """The user's version and the recall statistics of the tree's recalled nodes
+        (see :meth:`SQLiteStore.recall_stats <personatree.store.sqlite.SQLiteStore.recall_stats>`)."""
+        codec.check_text(user_id, "user_id")
+        with self._lock:
+            self._check_open()
+            st = self._users.get(user_id) or _UserState()
+            return st.version, {r[1]: (int(r[12]), r[13]) for r in st.nodes.values()
+                                if r[12] > 0 or r[13] is not None}
+
     def events(self, user_id: str) -> list[JournalEvent]:
         """The user's journal in order."""
         codec.check_text(user_id, "user_id")

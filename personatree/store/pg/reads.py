@@ -80,22 +80,35 @@ class PgReads(PgConnection):
     def load_graph_with_version(self, user_id: str) -> tuple[list[Node], list[Edge], int]:
         """Nodes, edges and the version they belong to, read from one snapshot."""
         codec.check_text(user_id, "user_id")
-        uid = esc(user_id)
-        with self._snapshot() as conn:
-            # One round trip: the transaction and its three queries are pipelined.
-            with conn.pipeline():
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                vcur = conn.execute("SELECT version FROM users WHERE user_id = %s", (uid,))
-                ncur = conn.execute(SELECT_NODES, (uid,), binary=True)
-                ecur = conn.execute(SELECT_EDGES, (uid,))
-                conn.execute("COMMIT")
-            row = vcur.fetchone()
-            node_rows = ncur.fetchall()
-            edge_rows = ecur.fetchall()
-        version = 0 if row is None else int(row[0])
+        version, (node_rows, edge_rows) = self._at_version(
+            esc(user_id), (SELECT_NODES, True), (SELECT_EDGES, False))
         nodes = codec.decode_nodes(node_out(r) for r in node_rows)
         edges = codec.decode_edges(edge_out(r) for r in edge_rows)
         return nodes, edges, version
+
+    def recall_stats(self, user_id: str) -> tuple[int, dict[str, tuple[int, str | None]]]:
+        """The user's version and the recall statistics of the tree's recalled nodes,
+        read from one snapshot (see :meth:`SQLiteStore.recall_stats
+        <personatree.store.sqlite.SQLiteStore.recall_stats>`)."""
+        codec.check_text(user_id, "user_id")
+        version, (found,) = self._at_version(esc(user_id), (
+            "SELECT id, recall_count, t_access FROM nodes "
+            "WHERE user_id = %s AND (recall_count > 0 OR t_access IS NOT NULL)", False))
+        return version, {unesc(r[0]): (int(r[1]), r[2]) for r in found}
+
+    def _at_version(self, uid: str, *queries: tuple[str, bool]) -> tuple[int, list[list[Any]]]:
+        """The user's version and the rows of ``queries`` (SQL taking the escaped
+        user id, whether to read it in binary), read from one snapshot in one round
+        trip: the transaction and its queries are pipelined."""
+        with self._snapshot() as conn:
+            with conn.pipeline():
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                vcur = conn.execute("SELECT version FROM users WHERE user_id = %s", (uid,))
+                curs = [conn.execute(sql, (uid,), binary=binary) for sql, binary in queries]
+                conn.execute("COMMIT")
+            row = vcur.fetchone()
+            found = [cur.fetchall() for cur in curs]
+        return (0 if row is None else int(row[0])), found
 
     def archive_ids(self, user_id: str) -> list[str]:
         """Ids of the user's archived leaves, in archiving order."""

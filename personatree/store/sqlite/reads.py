@@ -11,7 +11,7 @@ from .. import codec
 from ..rows import OBS_SEQ
 from .connection import SQLiteConnection
 from .statements import (
-    SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order, select_in,
+    RECALL_STATS, SELECT_ARCHIVE, SELECT_EDGES, SELECT_EVENTS, SELECT_NODES, SELECT_OBS, in_rowid_order, select_in,
 )
 
 __all__ = ["SQLiteReads", "logged_ids", "stored_version"]
@@ -90,6 +90,20 @@ class SQLiteReads(SQLiteConnection):
             node_rows = in_rowid_order(conn.execute(SELECT_NODES, (user_id,)).fetchall())
             edge_rows = in_rowid_order(conn.execute(SELECT_EDGES, (user_id,)).fetchall())
         return codec.decode_nodes(node_rows), codec.decode_edges(edge_rows), version
+
+    def recall_stats(self, user_id: str) -> tuple[int, dict[str, tuple[int, str | None]]]:
+        """The user's version and the recall statistics of the tree's recalled nodes.
+
+        Read in one transaction. Each node that was ever recalled maps to its recall
+        count and last access (stored ISO text); the others are absent. A user's tree
+        kept elsewhere (a retrieval snapshot) with older statistics is brought up to
+        date from this without reading every node row.
+        """
+        codec.check_text(user_id, "user_id")
+        with self._tx(write=False) as conn:
+            version = stored_version(conn, user_id)
+            found = conn.execute(RECALL_STATS, (user_id,)).fetchall()
+        return version, {r[0]: (int(r[1]), r[2]) for r in found}
 
     def events(self, user_id: str) -> list[JournalEvent]:
         """The user's journal in order."""

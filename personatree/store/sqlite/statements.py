@@ -19,6 +19,7 @@ __all__ = [
     "DELETE_USER",
     "INSERT_EVENT",
     "INSERT_OBS",
+    "RECALL_STATS",
     "SELECT_ARCHIVE",
     "SELECT_EDGES",
     "SELECT_EVENTS",
@@ -52,6 +53,9 @@ SELECT_OBS = rows.select_sql("observations", OBSERVATION_COLUMNS)
 SELECT_NODES = rows.select_sql("nodes", ("rowid", *NODE_COLUMNS), where="user_id = ?")
 SELECT_EDGES = rows.select_sql("edges", ("rowid", *EDGE_COLUMNS), where="user_id = ?")
 SELECT_EVENTS = rows.select_sql("journal", EVENT_COLUMNS, where="user_id = ?", order_by="seq")
+# The tree nodes a recall has used (most of a big tree never is).
+RECALL_STATS = ("SELECT id, recall_count, t_access FROM nodes "
+                "WHERE user_id = ? AND (recall_count > 0 OR t_access IS NOT NULL)")
 UPSERT_ARCHIVE = rows.upsert_sql("archive", NODE_COLUMNS, 2, _marks(len(NODE_COLUMNS)))
 SELECT_ARCHIVE = rows.select_sql("archive", NODE_COLUMNS, where="user_id = ?")
 DELETE_USER = rows.delete_user_sql("?", "max")
