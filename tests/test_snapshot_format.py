@@ -136,20 +136,24 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
     raw = sqlite3.connect(path)
     current = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
     raw.close()
-    doc, arrays = unpack(b"PTS5", current)
+    doc, arrays = unpack(b"PTS6", current)
     built_one = _open(path)
     old = _format_2(_state(built_one))
     built_one.close()
     others = {
         "format 2": old,
-        "format 2 under the new magic": b"PTS5" + old[4:],
+        "format 2 under the new magic": b"PTS6" + old[4:],
         "format 3 (no standing statements)": pack(
             b"PTS3", {**{k: v for k, v in doc.items() if k != "standing"}, "format": "3"}, arrays
         ),
         "format 4 (no judged links)": pack(
             b"PTS4", {**{k: v for k, v in doc.items() if k != "judged"}, "format": "4"}, arrays
         ),
-        "the new layout tagged with another format": pack(b"PTS5", {**doc, "format": "2"}, arrays),
+        "format 5 (no tree)": pack(
+            b"PTS5", {**{k: v for k, v in doc.items() if k != "tree"}, "format": "5"},
+            {k: v for k, v in arrays.items() if not k.startswith("tree.")},
+        ),
+        "the new layout tagged with another format": pack(b"PTS6", {**doc, "format": "2"}, arrays),
         "an array past the end": current[: len(current) - 64],
     }
     for name, data in others.items():
@@ -173,7 +177,7 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
         raw = sqlite3.connect(path)
         kept = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
         raw.close()
-        assert kept[:4] == b"PTS5" and kept != data, name  # replaced by the build
+        assert kept[:4] == b"PTS6" and kept != data, name  # replaced by the build
         tree = _open(path)
         with _refusing(monkeypatch):
             assert _fields(_state(tree)) == {**expected, "version": tree.store.version("ana")}, name

@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, TypeVar, Union
+from typing import Callable, Iterable, Mapping, Protocol, TypeVar, Union
 
 from ..config import PersonaTreeConfig
 from ..errors import ConfigError, UnknownUserError
@@ -22,6 +22,7 @@ from ..graph import MemoryGraph
 from ..inputs import check_id
 from ..ports import Clock, Embedder, JournalEvent, Judge, Store, TokenCounter
 from ..schema import SchemaRegistry
+from ..types import Node
 from .caches import Caches
 from .embedder_record import record_embedder
 from .transact import Work, WriteTurns, run_transaction
@@ -123,6 +124,10 @@ class Engine:
     def _load(self, user_id: str) -> TreeState:
         # One snapshot for rows and version: a cache can never be newer than its version.
         nodes, edges, version = self.store.load_graph_with_version(user_id)
+        self._check_dims(user_id, nodes)
+        return TreeState(MemoryGraph.from_parts(user_id, nodes, edges), version)
+
+    def _check_dims(self, user_id: str, nodes: Iterable[Node]) -> None:
         dim = self.embedder.dim
         for n in nodes:
             if n.embedding is not None and n.embedding.shape[-1] != dim:
@@ -132,7 +137,23 @@ class Engine:
                     f"the embedder {self.embedder.name!r} gives {dim}: open the store with the "
                     "embedder it was built with"
                 )
-        return TreeState(MemoryGraph.from_parts(user_id, nodes, edges), version)
+
+    def adopt(self, user_id: str, graph: MemoryGraph, version: int) -> TreeState:
+        """Hold ``graph`` as the user's tree at ``version`` (call under :attr:`lock`).
+
+        For a tree read from a copy of the user's rows kept at that version (a
+        retrieval snapshot): it must hold exactly what the store holds at ``version``.
+
+        Raises
+        ------
+        ConfigError
+            If its embeddings are not of the engine's embedder's dimension.
+        """
+        self._check_dims(user_id, graph.nodes())
+        state = TreeState(graph, version)
+        self.trees[user_id] = state
+        self._keep(user_id)
+        return state
 
     def state(self, user_id: str) -> TreeState:
         """The cached tree of a user, reloaded when the store's version moved on.

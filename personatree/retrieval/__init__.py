@@ -15,7 +15,7 @@ from ..engine.core import EngineLike, engine_of
 from ..types import Level
 from .access import access_log
 from .lazy_archive import ArchiveChanged
-from .prelude import first_build, prepare_recall, user_state
+from .prelude import first_build, held_state, prepare_recall
 from .result import Recall, RecallItem, TraceEntry
 from .router import Router, default_router
 from .tokens import LiteLLMTokenCounter
@@ -75,7 +75,7 @@ def recall_user(
     with engine.lock:
         for attempt in (0, 1):
             with first_build(engine, user_id):
-                state = user_state(engine, user_id, engine.existing_state(user_id))
+                state = held_state(engine, user_id)
             try:
                 result = req.run(state)
                 break

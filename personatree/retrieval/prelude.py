@@ -20,7 +20,8 @@ from ..collector import paused_gc
 from ..config import RecallConfig
 from ..engine.caches import Slot
 from ..engine.core import Engine, EngineLike, TreeState, engine_of
-from ..errors import InputError
+from ..errors import InputError, InvariantError, UnknownNodeError
+from ..graph import MemoryGraph
 from ..inputs import check_query
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
@@ -30,11 +31,12 @@ from .result import Recall
 from .router import Router, default_router
 from .lazy_archive import store_fetch
 from .snapshot import encode, restore, store_snapshots
+from .snapshot_codec import decode_tree, tree_version, unpack_snapshot
 from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
 
-__all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "check_budget"]
+__all__ = ["RecallQuery", "prepare_recall", "route_query", "user_state", "held_state", "check_budget"]
 
 # The retrieval state of each user, per engine (indexes, lexical postings, turn keys).
 _STATES: Slot[dict[str, RetrievalState]] = Slot("retrieval.states", per_user=True)
@@ -183,6 +185,66 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     if snapshots is not None:
         snapshots.save(st.version, encode(state))  # built from scratch: what a snapshot holds
     return state
+
+
+def held_state(tree: EngineLike, user_id: str) -> RetrievalState:
+    """The user's tree and retrieval state, as ``user_state(tree, user_id,
+    engine.existing_state(user_id))`` gives them.
+
+    Call under the engine's lock. An engine that holds neither yet reads both from
+    the user's current snapshot when the store keeps one that holds the tree (its
+    columns, :mod:`personatree.store.codec.tree_columns`): the tree's rows are then
+    not read at all. Recall statistics written since the snapshot (they keep it
+    current) are read apart; a snapshot that does not describe the tree it holds is
+    not used.
+
+    Raises
+    ------
+    UnknownUserError
+        When nothing is stored for the user.
+    """
+    engine = engine_of(tree)
+    restored = _from_snapshot(engine, user_id)
+    if restored is not None:
+        return restored
+    return user_state(engine, user_id, engine.existing_state(user_id))
+
+
+def _from_snapshot(engine: Engine, user_id: str) -> RetrievalState | None:
+    cache = engine.caches.get(_STATES, dict)
+    if user_id in cache or user_id in engine.trees:
+        return None
+    snapshots = store_snapshots(engine.store, user_id)
+    version = engine.store.version(user_id)
+    data = snapshots.load(version) if snapshots is not None and version else None
+    if data is None:
+        return None
+    try:
+        read = unpack_snapshot(data)
+        built = tree_version(read)
+        stats = None
+        if built is not None and built != version:
+            # Recall statistics were written since (they leave the snapshot current).
+            reader = getattr(engine.store, "recall_stats", None)
+            if reader is None:
+                return None
+            now, stats = reader(user_id)
+            if now != version:
+                return None
+        found = decode_tree(read, user_id, stats) if built is not None else None
+        if found is None:
+            return None
+        graph = MemoryGraph.from_parts(user_id, found[0], found[1])
+    except (ValueError, TypeError, KeyError, IndexError, InvariantError, UnknownNodeError):
+        return None
+    fresh = RetrievalState(graph, turn_text=store_turn_text(engine.store, user_id),
+                           archive_source=store_archive(engine.store, user_id))
+    content, current = _content_versions(engine.store, user_id, version)
+    if not restore(fresh, graph, version, read, store_fetch(engine.store, user_id), content, current):
+        return None
+    engine.adopt(user_id, graph, version)
+    cache[user_id] = fresh
+    return fresh
 
 
 def _content_versions(store: object, user_id: str, version: int) -> tuple[int | None, Callable[[], int | None] | None]:

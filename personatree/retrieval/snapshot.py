@@ -34,10 +34,11 @@ from typing import Any, Callable, Hashable, cast
 import numpy as np
 
 from ..graph import MemoryGraph
+from ..store.codec.tree_columns import pack_tree
 from ..types import Level
 from .lazy_archive import ArchiveFetch, LazyArchive, signature_digest
 from .lexical import BM25Index
-from .snapshot_codec import decode_parts, encode_parts
+from .snapshot_codec import Unpacked, decode_parts, encode_parts
 from .state import LevelArrays, RetrievalState, signature
 from .turn_memo import fingerprint as analysis_fingerprint
 from .updates import LeafFacts, judged_links
@@ -101,15 +102,19 @@ def encode(state: RetrievalState) -> bytes:
     graph = state.graph
     only = [k for k in state.archive if k not in graph]
     tree = [n.id for n in graph.nodes()]
-    return encode_parts(state, [signature_digest(state._sig[k]) for k in only],
-                        len(graph.index(Level.LEAF).ids), (tree, [signature_digest(state._sig[k]) for k in tree]))
+    leaf_ids = graph.index(Level.LEAF).ids
+    doc, columns = pack_tree(list(graph.nodes()), graph.edge_sequence(), graph.user_id,
+                             {x: i for i, x in enumerate(leaf_ids)})
+    doc["version"] = state.version
+    return encode_parts(state, [signature_digest(state._sig[k]) for k in only], len(leaf_ids),
+                        (tree, [signature_digest(state._sig[k]) for k in tree]), (doc, columns))
 
 
 def restore(
     state: RetrievalState,
     graph: MemoryGraph,
     version: Hashable,
-    data: bytes,
+    data: bytes | Unpacked,
     fetch: ArchiveFetch | None = None,
     content_version: int | None = None,
     current: Callable[[], int | None] | None = None,
@@ -123,7 +128,8 @@ def restore(
     graph : MemoryGraph
         The user's tree at ``version`` (the snapshot's version: the caller checked).
     version : hashable
-    data : bytes
+    data : bytes, or (dict, dict of str to ndarray)
+        The snapshot, or what :func:`~.snapshot_codec.unpack_snapshot` read from it.
     fetch : ArchiveFetch, optional
         Reads archived leaves by id. Given, the archive is not read: its ids, rows
         and postings come from the snapshot, and each leaf is read when a recall
@@ -142,10 +148,11 @@ def restore(
         another format, or does not hold exactly the tree's and archive's nodes)
         leaves the state empty, and the caller builds it.
     """
+    levels = {n.id: n.level for n in graph.nodes()}
     by_level: dict[Level, set[str]] = {lv: set() for lv in Level}
-    for n in graph.nodes():
-        by_level[n.level].add(n.id)
-    tree = by_level[Level.LEAF] | by_level[Level.MID] | by_level[Level.ROOT]
+    for k, lv in levels.items():
+        by_level[lv].add(k)
+    tree = levels.keys()
     try:
         p = decode_parts(data)
         only = [k for k in p.archive if k not in tree]
@@ -159,7 +166,8 @@ def restore(
     if (p.turn_of.key_set() != by_level[Level.LEAF] or p.leaf_said.key_set() != by_level[Level.LEAF]
             or p.bm25[Level.MID].doc_ids() != by_level[Level.MID]
             or p.bm25[Level.ROOT].doc_ids() != by_level[Level.ROOT]
-            or p.turns.doc_ids() != p.turn_leaves.key_set() or not set(p.archive_row_ids) <= set(p.archive)
+            or p.turns.doc_ids() != p.turn_leaves.key_set()
+            or (p.archive_row_ids is not p.archive and not set(p.archive_row_ids) <= set(p.archive))
             or p.leaf_ids[:n_tree] != tree_leaves.ids
             or (n_tree and (p.leaf_matrix.shape[1:] != tree_matrix.shape[1:]
                             or not np.array_equal(p.leaf_matrix[:n_tree], tree_matrix)))):
@@ -167,7 +175,6 @@ def restore(
     if fetch is not None:
         # The tree's signatures stay digests until a refresh compares them (the
         # tree is read again then): a first recall needs none.
-        levels = {n.id: n.level for n in graph.nodes()}
         if p.tree_digests.keys() != levels.keys():
             return False
         tree_digests = {k: (levels[k], d) for k, d in p.tree_digests.items()}
@@ -190,7 +197,7 @@ def restore(
     state.graph = graph
     # The leaf level as the build laid it out (the tree's rows, then the archive's),
     # read from the snapshot rather than stacked again.
-    leaf = LevelArrays(p.leaf_ids, p.leaf_matrix, {x: i for i, x in enumerate(p.leaf_ids)})
+    leaf = LevelArrays(p.leaf_ids, p.leaf_matrix, dict(zip(p.leaf_ids, range(len(p.leaf_ids)))))
     state._rebuild_structure(graph, leaf)
     state.updates_memo = (leaf, _facts(state, leaf, p.row_facts))
     state.version = version

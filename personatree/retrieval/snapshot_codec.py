@@ -21,17 +21,23 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..types import Level
+from ..store.codec.tree_columns import RecallStats, unpack_tree
+from ..types import Edge, Level, Node
 from .lexical import BM25Index
 from .packed_maps import ABSENT, PackedMap, grouped
 from .snapshot_layout import pack, unpack
 from .state import RetrievalState
 
-__all__ = ["FORMAT", "Parts", "decode_parts", "encode_parts"]
+__all__ = [
+    "FORMAT", "Parts", "Unpacked", "decode_parts", "decode_tree", "encode_parts", "tree_version", "unpack_snapshot",
+]
 
 #: Bumped when what a snapshot holds changes shape (with the layout's magic).
-FORMAT = "5"
-_MAGIC = b"PTS5"
+FORMAT = "6"
+_MAGIC = b"PTS6"
+
+#: A snapshot's document and arrays, read back but not decoded (:func:`unpack_snapshot`).
+Unpacked = tuple[dict[str, Any], dict[str, np.ndarray]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +105,8 @@ def _positions(table: dict[str, int], keys: Sequence[str]) -> np.ndarray:
 
 
 def encode_parts(
-    state: RetrievalState, archive_digests: list[str], tree_rows: int, tree_digests: tuple[list[str], list[str]]
+    state: RetrievalState, archive_digests: list[str], tree_rows: int, tree_digests: tuple[list[str], list[str]],
+    tree: Unpacked | None = None,
 ) -> bytes:
     """The snapshot bytes of a state just built from scratch.
 
@@ -112,6 +119,10 @@ def encode_parts(
         How many rows of the state's leaf matrix are the tree's.
     tree_digests : (list of str, list of str)
         The tree's node ids, in its order, and the signature digest of each.
+    tree : (dict, dict of str to ndarray), optional
+        The tree itself as columns (:func:`~personatree.store.codec.tree_columns.pack_tree`,
+        its leaves' embeddings the leaf matrix's rows) and the version it was read at,
+        under the document's ``"version"``.
 
     Returns
     -------
@@ -169,6 +180,9 @@ def encode_parts(
             parts["ids"] = np.fromiter((-1 if t is None else at_turn[t] for t in meta.pop("ids")), np.int32)
         doc[key] = meta
         arrays.update({f"{key}.{k}": v for k, v in parts.items()})
+    if tree is not None:
+        doc["tree"] = tree[0]
+        arrays.update({f"tree.{k}": v for k, v in tree[1].items()})
     return pack(_MAGIC, doc, arrays)
 
 
@@ -203,19 +217,83 @@ def _per_turn(turn: np.ndarray, values: np.ndarray, n_turn: int) -> np.ndarray:
     return out
 
 
-def decode_parts(data: bytes) -> Parts:
+def unpack_snapshot(data: bytes) -> Unpacked:
+    """The document and arrays of snapshot bytes written by :func:`encode_parts`.
+
+    Raises
+    ------
+    ValueError
+        Data of another format.
+    """
+    doc, a = unpack(_MAGIC, data)
+    if doc.get("format") != FORMAT:
+        raise ValueError("a snapshot of another format")
+    return doc, a
+
+
+def tree_version(read: Unpacked) -> int | None:
+    """The version of the tree a snapshot keeps (``None``: it keeps none).
+
+    Raises
+    ------
+    ValueError
+        A tree without a version.
+    """
+    tree = read[0].get("tree")
+    if tree is None:
+        return None
+    version = tree.get("version") if isinstance(tree, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError("a tree without its version")
+    return version
+
+
+def decode_tree(
+    read: Unpacked, user_id: str, stats: RecallStats | None = None
+) -> tuple[list[Node], list[Edge], int] | None:
+    """The tree a snapshot keeps, and the version it was read at (``None``: none kept).
+
+    Parameters
+    ----------
+    read : (dict, dict of str to ndarray)
+        From :func:`unpack_snapshot`.
+    user_id : str
+    stats : mapping, optional
+        Newer recall statistics (see :func:`~personatree.store.codec.tree_columns.unpack_tree`).
+
+    Raises
+    ------
+    ValueError, TypeError, KeyError
+        Columns that do not describe one tree.
+    """
+    doc, a = read
+    tree = doc.get("tree")
+    if tree is None:
+        return None
+    columns = {k[len("tree."):]: v for k, v in a.items() if k.startswith("tree.")}
+    matrix = a["leaf_matrix"]
+    shared = matrix[: int(doc["tree_rows"])] if matrix.ndim == 2 else None
+    version = tree_version(read)
+    nodes, edges = unpack_tree(tree, columns, user_id, shared, stats)
+    return nodes, edges, version  # type: ignore[return-value]
+
+
+def decode_parts(data: bytes | Unpacked) -> Parts:
     """The :class:`Parts` of snapshot bytes written by :func:`encode_parts`.
 
     The state's maps are :class:`~.packed_maps.PackedMap` views over the arrays.
+
+    Parameters
+    ----------
+    data : bytes, or (dict, dict of str to ndarray)
+        The bytes, or what :func:`unpack_snapshot` read from them.
 
     Raises
     ------
     ValueError, TypeError, KeyError, IndexError
         Data of another format, or not describing one consistent state.
     """
-    doc, a = unpack(_MAGIC, data)
-    if doc.get("format") != FORMAT:
-        raise ValueError("a snapshot of another format")
+    doc, a = unpack_snapshot(data) if isinstance(data, (bytes, bytearray, memoryview)) else data
     leaves, turns, sessions = _strings(doc["leaves"]), _strings(doc["turns"]), _strings(doc["sessions"])
     n_leaf, n_turn, n_sess = len(leaves), len(turns), len(sessions)
     at_leaf, at_turn, at_sess = _table(leaves), _table(turns), _table(sessions)

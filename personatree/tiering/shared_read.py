@@ -31,7 +31,7 @@ from ..errors import StoreError, UnknownUserError
 from ..collector import paused_gc
 from ..graph import MemoryGraph
 from ..retrieval.access import access_log
-from ..retrieval.prelude import RecallQuery, prepare_recall, user_state
+from ..retrieval.prelude import RecallQuery, held_state, prepare_recall
 from ..retrieval.state import RetrievalState
 from ..types import Level, Node
 from .entries import entry_graph, entry_index, entry_tiers, fingerprint, tier1_ids
@@ -204,7 +204,7 @@ def _could_suffice(g: MemoryGraph, ids: set[str] | None, req: RecallQuery, tcfg:
 def _full(engine: Engine, user_id: str) -> Callable[[], RetrievalState]:
     def full() -> RetrievalState:
         with engine.lock:
-            return user_state(engine, user_id, engine.existing_state(user_id))
+            return held_state(engine, user_id)
 
     return full
 
