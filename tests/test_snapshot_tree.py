@@ -21,7 +21,8 @@ import pytest
 import personatree.retrieval.prelude as prelude
 from personatree.api import PersonaTree
 from personatree.graph import MemoryGraph
-from personatree.retrieval.snapshot_codec import decode_tree, unpack_snapshot
+from personatree.retrieval.snapshot import encode
+from personatree.retrieval.snapshot_codec import decode_tree, tree_version, unpack_snapshot
 from personatree.retrieval.snapshot_layout import pack, unpack
 from personatree.store.codec.records import decode_edge, decode_node, encode_edge, encode_node
 from personatree.store.codec.tree_columns import pack_tree, unpack_tree
@@ -305,3 +306,16 @@ def test_the_edge_sequence_rebuilds_every_parent_and_child_order() -> None:
             assert list(rebuilt.nx.successors(u)) == list(g.nx.successors(u)), seed
             assert list(rebuilt.nx.predecessors(u)) == list(g.nx.predecessors(u)), seed
         assert sorted(g.edge_sequence(), key=lambda e: (e.src, e.dst)) == sorted(g.edges(), key=lambda e: (e.src, e.dst))
+
+
+def test_a_tree_the_columns_cannot_hold_leaves_them_out(tmp_path: Path) -> None:
+    # The snapshot is a cache: a node the store would refuse (a value that is not
+    # JSON) leaves the tree out of it, and the next process reads the rows.
+    tree = _open(tmp_path / "m.db")
+    tree.observe_many("ana", _items(0, 12))
+    state = _state(tree)  # built from scratch
+    assert tree_version(unpack_snapshot(encode(state))) == state.version
+    next(iter(state.graph.nodes())).attributes["odd"] = {1, 2}
+    kept = unpack_snapshot(encode(state))
+    assert tree_version(kept) is None and decode_tree(kept, "ana") is None
+    tree.close()

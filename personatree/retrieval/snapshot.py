@@ -13,8 +13,11 @@ version and its fingerprint the running code's; every commit of the user deletes
 in the same transaction; and on reading, its leaf, mid and root ids must be exactly
 the ones the loaded tree and archive hold, or the state is built again. Only a state
 built from scratch is written (never one refreshed incrementally), so a state read
-back is identical to the one a fresh build would make, ties included. The tree is
-still read from its tables (and its leaf rows must equal the snapshot's); of the
+back is identical to the one a fresh build would make, ties included. The snapshot
+also keeps the tree it was built from, as columns
+(:mod:`personatree.store.codec.tree_columns`): a process that holds no tree yet takes
+it from there (:func:`personatree.retrieval.prelude.held_state`), else the tree read
+from its tables must match the snapshot (its leaf rows equal). Of the
 archive the snapshot keeps the ids, the embedding rows and a digest of each leaf's
 signature, and the leaves themselves are read by id when a recall needs them
 (:mod:`.lazy_archive`). What the first search over the leaves derives from when each
@@ -33,6 +36,7 @@ from typing import Any, Callable, Hashable, cast
 
 import numpy as np
 
+from ..errors import InputError
 from ..graph import MemoryGraph
 from ..store.codec.tree_columns import pack_tree
 from ..types import Level
@@ -103,11 +107,16 @@ def encode(state: RetrievalState) -> bytes:
     only = [k for k in state.archive if k not in graph]
     tree = [n.id for n in graph.nodes()]
     leaf_ids = graph.index(Level.LEAF).ids
-    doc, columns = pack_tree(list(graph.nodes()), graph.edge_sequence(), graph.user_id,
-                             {x: i for i, x in enumerate(leaf_ids)})
-    doc["version"] = state.version
+    columns: Unpacked | None = None
+    if isinstance(state.version, int):
+        try:
+            columns = pack_tree(list(graph.nodes()), graph.edge_sequence(), graph.user_id,
+                                dict(zip(leaf_ids, range(len(leaf_ids)))))
+            columns[0]["version"] = state.version
+        except (InputError, ValueError):
+            columns = None  # a tree the store would not hold as it is: read from its rows
     return encode_parts(state, [signature_digest(state._sig[k]) for k in only], len(leaf_ids),
-                        (tree, [signature_digest(state._sig[k]) for k in tree]), (doc, columns))
+                        (tree, [signature_digest(state._sig[k]) for k in tree]), columns)
 
 
 def restore(
