@@ -50,13 +50,15 @@ from .updates import LeafFacts, judged_links
 __all__ = ["Snapshots", "encode", "fingerprint", "restore", "store_snapshots"]
 
 # The modules whose code decides what a built state holds: the state itself, the
-# lexical analysis, the cues (personatree.text, the lexicons), stances and times.
+# lexical analysis, the cues (personatree.text, the lexicons), stances and times, and
+# how the tree is kept in it (its columns, the values as a row normalises them).
 _MODULES = (
     "personatree.retrieval.state", "personatree.retrieval.lexical", "personatree.retrieval.turn_memo",
     "personatree.retrieval.snapshot", "personatree.stance", "personatree.timeline", "personatree.types",
     "personatree.lexicons", "personatree.graph", "personatree.text", "personatree.retrieval.node_text",
     "personatree.retrieval.lazy_archive", "personatree.retrieval.snapshot_codec",
-    "personatree.retrieval.snapshot_layout",
+    "personatree.retrieval.snapshot_layout", "personatree.store.codec.tree_columns",
+    "personatree.store.codec.values",
 )
 
 
