@@ -267,6 +267,9 @@ def test_key_topic(sentence: str, topic: str) -> None:
         ("I went to Paris with my sister.", "Went to Paris with their sister"),
         ("I held a garage sale for my aunt.", "Held a garage sale for their aunt"),
         ("The kids loved the beach trip.", "The kids loved the beach trip"),
+        ("Our little dog keeps us busy, we walk him twice a day.",
+         "Their little dog keeps them busy, they walk him twice a day"),
+        ("I moved to the US with our two cats.", "Moved to the US with their two cats"),
         ("Loves hiking (5 mentions, Mar–Jun 2024)", "Loves hiking"),
     ],
 )

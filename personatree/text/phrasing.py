@@ -32,6 +32,14 @@ _OBJECT_PRONOUNS = (
     (re.compile(r"\bI'll\b"), "they'll"),
     (re.compile(r"\bI was\b"), "they were"),
     (re.compile(r"\bI\b"), "they"),
+    # The speaker is one of "we" ("Our garden is full of tomatoes"): third person too.
+    (re.compile(r"\bour\b", re.IGNORECASE), "their"),
+    (re.compile(r"\bours\b", re.IGNORECASE), "theirs"),
+    (re.compile(r"\bourselves\b", re.IGNORECASE), "themselves"),
+    (re.compile(r"\bwe're\b", re.IGNORECASE), "they're"),
+    (re.compile(r"\bwe've\b", re.IGNORECASE), "they've"),
+    (re.compile(r"\bwe\b", re.IGNORECASE), "they"),
+    (re.compile(r"\bus\b"), "them"),  # lower-case only: "the US" is a place
 )
 _SUBJECT_RE = re.compile(
     r"^(?:i\s+am|i'm|im)\s+(?:(?:currently|still|really|so|very|just|now)\s+)*"
@@ -101,7 +109,7 @@ def pattern_phrase(sentence: str) -> str:
     peanuts"; "I'm a nurse" → "Is a nurse"; "I've been feeling stressed" → "Feeling
     stressed"; "I really enjoy jazz" → "Really enjoys jazz"; "I went to Paris" →
     "Went to Paris". Remaining first-person words become neutral third person ("my"
-    → "their", "me" → "them"). Statements without a first-person subject ("The kids
+    → "their", "me" → "them", "our" → "their", "us" → "them"). Statements without a first-person subject ("The kids
     loved the beach trip.") are kept as they are. Trailing punctuation and emoji are
     removed and the first letter capitalised.
 
