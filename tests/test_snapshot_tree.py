@@ -26,10 +26,11 @@ from personatree.retrieval.snapshot_codec import decode_tree, tree_version, unpa
 from personatree.retrieval.snapshot_layout import pack, unpack
 from personatree.store.codec.records import decode_edge, decode_node, encode_edge, encode_node
 from personatree.store.codec.tree_columns import pack_tree, unpack_tree
+from personatree.store.sqlite.reads import SQLiteReads
 from personatree.types import Edge, EdgeKind, Level, Node, Provenance
 from tests.pg_fixtures import drop_schema, fresh_schema_url, pg_server_url  # noqa: F401
 from tests.test_retrieval_snapshot import (
-    _answers, _items, _open, _refusing, _state, _with_snapshot, _without_snapshot,
+    QUERIES, _answers, _items, _open, _refusing, _state, _with_snapshot, _without_snapshot,
 )
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
@@ -53,6 +54,10 @@ def _same_tree(a: MemoryGraph, b: MemoryGraph) -> None:
     for lv in Level:
         assert a.index(lv).ids == b.index(lv).ids
         assert np.array_equal(a.index(lv).matrix, b.index(lv).matrix)
+
+
+def _refused(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the state was built, not read from its snapshot")
 
 
 class _Spy:
@@ -99,6 +104,33 @@ def test_a_restart_takes_the_tree_from_the_snapshot_with_the_statistics_written_
     tree.close()
 
 
+def test_a_tree_consolidated_session_by_session_comes_back_as_its_rows_give_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Live use: a consolidation after every session moves leaves between patterns,
+    # archives some and adds conflicts, so edges are added and removed in many orders.
+    path = tmp_path / "m.db"
+    tree = _open(path)
+    for start in range(0, 48, 8):
+        tree.observe_many("ana", _items(start, 8))
+        tree.consolidate("ana")
+    tree.observe("ana", "I stopped drinking green tea, it keeps me awake.")
+    tree.consolidate("ana")
+    tree.close()
+    tree = _open(path)
+    answers = _answers(tree)  # read from the rows, built, and kept
+    tree.close()
+    tree = _open(path)
+    rows = _Spy(monkeypatch, tree.store, "load_graph_with_version", refuse=True)
+    first = tree.recall("ana", QUERIES[0], budget=400)
+    assert rows.calls == 0
+    monkeypatch.undo()
+    assert (tuple(first.node_ids), first.text) == answers[0]
+    held = tree.engine.trees["ana"].graph
+    assert len(list(held.nodes(Level.MID))) > 0
+    _same_tree(held, _rows_tree(tree))
+    tree.close()
+
+
 def test_a_snapshot_with_no_statistics_since_reads_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "m.db"
     tree = _open(path)
@@ -116,6 +148,25 @@ def test_a_snapshot_with_no_statistics_since_reads_none(tmp_path: Path, monkeypa
     assert stats.calls == rows.calls == 0
     monkeypatch.undo()
     _same_tree(tree.engine.trees["ana"].graph, _rows_tree(tree))
+    tree.close()
+
+
+def test_a_store_without_recall_stats_reads_the_rows_and_the_snapshot_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.db"
+    _kept(path)  # counts were flushed after the build: they must be read apart
+    reference = _open(_without_snapshot(path, tmp_path / "ref.db"))
+    answers = _answers(reference)
+    reference.close()
+    tree = _open(path)
+    monkeypatch.delattr(SQLiteReads, "recall_stats")
+    rows = _Spy(monkeypatch, tree.store, "load_graph_with_version")
+    snapshots = _Spy(monkeypatch, tree.store, "retrieval_snapshot")
+    monkeypatch.setattr(prelude, "state_for", _refused)  # the state still comes from the snapshot
+    first = tree.recall("ana", "Where does Jonas live?", budget=400)
+    assert rows.calls == 1 and snapshots.calls == 1
+    monkeypatch.undo()
+    assert (tuple(first.node_ids), first.text) == answers[0]
     tree.close()
 
 
@@ -166,8 +217,10 @@ def test_a_tree_the_snapshot_does_not_describe_is_not_used(tmp_path: Path, monke
         _put(path, data)
         tree = _open(path)
         rows = _Spy(monkeypatch, tree.store, "load_graph_with_version")
+        snapshots = _Spy(monkeypatch, tree.store, "retrieval_snapshot")
         assert _answers(tree) == answers, name
         assert rows.calls == 1, name
+        assert snapshots.calls == 1, name  # read once, for the tree and for the state
         monkeypatch.undo()
         tree.close()
 
@@ -258,13 +311,13 @@ def test_columns_that_describe_no_tree_are_refused() -> None:
     emb[0] = 0  # a shared row, with no shared matrix
     count = arrays["prov_count"].copy()
     count[0] += 1
-    times = arrays["t_first"].copy()
-    times[1] = len(doc["times"])
+    times = arrays["stamps"].copy()
+    times[1, 0] = len(doc["times"])  # a first time past the table
     for bad_doc, bad in (
         (doc, {**arrays, "level": level}),
         (doc, {**arrays, "emb": emb}),
         (doc, {**arrays, "prov_count": count}),
-        (doc, {**arrays, "t_first": times}),
+        (doc, {**arrays, "stamps": times}),
         (doc, {**arrays, "logit": arrays["logit"][:-1]}),
         ({**doc, "attributes": doc["attributes"][:-1]}, arrays),
         ({**doc, "ids": [*doc["ids"][:-1], 5]}, arrays),
@@ -276,7 +329,10 @@ def test_columns_that_describe_no_tree_are_refused() -> None:
 
 
 def test_a_snapshot_without_a_tree_gives_none() -> None:
-    assert decode_tree(({"tree_rows": 0}, {"leaf_matrix": np.zeros((0, 4), np.float32)}), "ana") is None
+    without = ({"tree_rows": 0}, {"leaf_matrix": np.zeros((0, 4), np.float32)})
+    assert tree_version(without) is None
+    with pytest.raises(ValueError):
+        decode_tree(without, "ana")
     with pytest.raises(ValueError):
         unpack_snapshot(b"PTS5" + b"\0" * 20)
 
@@ -317,5 +373,5 @@ def test_a_tree_the_columns_cannot_hold_leaves_them_out(tmp_path: Path) -> None:
     assert tree_version(unpack_snapshot(encode(state))) == state.version
     next(iter(state.graph.nodes())).attributes["odd"] = {1, 2}
     kept = unpack_snapshot(encode(state))
-    assert tree_version(kept) is None and decode_tree(kept, "ana") is None
+    assert tree_version(kept) is None
     tree.close()

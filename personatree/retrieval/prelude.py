@@ -31,7 +31,7 @@ from .result import Recall
 from .router import Router, default_router
 from .lazy_archive import store_fetch
 from .snapshot import encode, restore, store_snapshots
-from .snapshot_codec import decode_tree, tree_version, unpack_snapshot
+from .snapshot_codec import Unpacked, decode_tree, tree_version, unpack_snapshot
 from .state import RetrievalState, state_for, store_archive, store_turn_text
 from .turn_memo import store_turn_memo
 from .tokens import counter_of, shared_counter
@@ -157,7 +157,9 @@ def first_build(tree: EngineLike, user_id: str) -> Iterator[None]:
         yield
 
 
-def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
+def user_state(
+    tree: EngineLike, user_id: str, st: TreeState, read: tuple[int, Unpacked] | None = None
+) -> RetrievalState:
     """The engine's cached retrieval state of a user, refreshed to ``st``.
 
     Call under the engine's lock. Whole turns are read from the store's observation
@@ -165,7 +167,8 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     are searched too. A state not cached yet is read from the store's snapshot of it
     when there is one for this version (:mod:`.snapshot`), its archived leaves read
     only when a recall needs them; else it is built, and the build is kept as the
-    snapshot.
+    snapshot. ``read``: the snapshot already read at a version (``(version, unpacked)``),
+    used instead of reading it again when that is ``st``'s version.
     """
     engine = engine_of(tree)
     cache = engine.caches.get(_STATES, dict)
@@ -173,7 +176,8 @@ def user_state(tree: EngineLike, user_id: str, st: TreeState) -> RetrievalState:
     snapshots = store_snapshots(engine.store, user_id) if user_id not in cache else None
     if snapshots is not None:
         # A new state: read back the one built at this version if the store keeps it.
-        data = snapshots.load(st.version)
+        data: bytes | Unpacked | None = (
+            read[1] if read is not None and read[0] == st.version else snapshots.load(st.version))
         if data is not None:
             fresh = RetrievalState(st.graph, turn_text=turn_text, archive_source=archive)
             content, current = _content_versions(engine.store, user_id, st.version)
@@ -204,47 +208,54 @@ def held_state(tree: EngineLike, user_id: str) -> RetrievalState:
         When nothing is stored for the user.
     """
     engine = engine_of(tree)
-    restored = _from_snapshot(engine, user_id)
+    restored, read = _from_snapshot(engine, user_id)
     if restored is not None:
         return restored
-    return user_state(engine, user_id, engine.existing_state(user_id))
+    # The snapshot already read (its tree unusable) still serves the state.
+    return user_state(engine, user_id, engine.existing_state(user_id), read)
 
 
-def _from_snapshot(engine: Engine, user_id: str) -> RetrievalState | None:
+def _from_snapshot(engine: Engine, user_id: str) -> tuple[RetrievalState | None, tuple[int, Unpacked] | None]:
+    # The state with the tree taken from the snapshot, or None and the snapshot read
+    # (None when there is none at the user's version, or it is unreadable).
     cache = engine.caches.get(_STATES, dict)
     if user_id in cache or user_id in engine.trees:
-        return None
+        return None, None
     snapshots = store_snapshots(engine.store, user_id)
     version = engine.store.version(user_id)
     data = snapshots.load(version) if snapshots is not None and version else None
     if data is None:
-        return None
+        return None, None
     try:
         read = unpack_snapshot(data)
+    except ValueError:
+        return None, None
+    kept = (version, read)
+    try:
         built = tree_version(read)
+        if built is None:
+            return None, kept
         stats = None
-        if built is not None and built != version:
+        if built != version:
             # Recall statistics were written since (they leave the snapshot current).
             reader = getattr(engine.store, "recall_stats", None)
             if reader is None:
-                return None
+                return None, kept
             now, stats = reader(user_id)
             if now != version:
-                return None
-        found = decode_tree(read, user_id, stats) if built is not None else None
-        if found is None:
-            return None
-        graph = MemoryGraph.from_parts(user_id, found[0], found[1])
+                return None, None  # the user moved on: the snapshot is no longer current
+        nodes, edges = decode_tree(read, user_id, stats)
+        graph = MemoryGraph.from_parts(user_id, nodes, edges)
     except (ValueError, TypeError, KeyError, IndexError, InvariantError, UnknownNodeError):
-        return None
+        return None, kept
     fresh = RetrievalState(graph, turn_text=store_turn_text(engine.store, user_id),
                            archive_source=store_archive(engine.store, user_id))
     content, current = _content_versions(engine.store, user_id, version)
     if not restore(fresh, graph, version, read, store_fetch(engine.store, user_id), content, current):
-        return None
+        return None, kept  # not this tree: the rows' tree may still match it
     engine.adopt(user_id, graph, version)
     cache[user_id] = fresh
-    return fresh
+    return fresh, None
 
 
 def _content_versions(store: object, user_id: str, version: int) -> tuple[int | None, Callable[[], int | None] | None]:

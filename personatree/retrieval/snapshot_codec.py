@@ -248,10 +248,8 @@ def tree_version(read: Unpacked) -> int | None:
     return version
 
 
-def decode_tree(
-    read: Unpacked, user_id: str, stats: RecallStats | None = None
-) -> tuple[list[Node], list[Edge], int] | None:
-    """The tree a snapshot keeps, and the version it was read at (``None``: none kept).
+def decode_tree(read: Unpacked, user_id: str, stats: RecallStats | None = None) -> tuple[list[Node], list[Edge]]:
+    """The tree a snapshot keeps (see :func:`tree_version` for whether it keeps one).
 
     Parameters
     ----------
@@ -261,21 +259,23 @@ def decode_tree(
     stats : mapping, optional
         Newer recall statistics (see :func:`~personatree.store.codec.tree_columns.unpack_tree`).
 
+    Returns
+    -------
+    (list of Node, list of Edge)
+
     Raises
     ------
     ValueError, TypeError, KeyError
-        Columns that do not describe one tree.
+        No tree, or columns that do not describe one tree.
     """
     doc, a = read
     tree = doc.get("tree")
     if tree is None:
-        return None
+        raise ValueError("the snapshot keeps no tree")
     columns = {k[len("tree."):]: v for k, v in a.items() if k.startswith("tree.")}
     matrix = a["leaf_matrix"]
     shared = matrix[: int(doc["tree_rows"])] if matrix.ndim == 2 else None
-    version = tree_version(read)
-    nodes, edges = unpack_tree(tree, columns, user_id, shared, stats)
-    return nodes, edges, version  # type: ignore[return-value]
+    return unpack_tree(tree, columns, user_id, shared, stats)
 
 
 def decode_parts(data: bytes | Unpacked) -> Parts:

@@ -107,7 +107,7 @@ def pack_tree(
     dim = 0
     for node in nodes:
         if node.user_id != user_id:
-            raise InputError(f"change set for user {user_id!r} holds a node of user {node.user_id!r}")
+            raise InputError(f"the tree of user {user_id!r} holds a node of user {node.user_id!r}")
         # The values a node row holds once written and read back (see records.encode_node).
         ids.append(node.id)
         content.append(node.content)
@@ -148,13 +148,14 @@ def pack_tree(
         edge_facts.append((reasons(edge.reason), times(encode_time(edge.at))))
     n, m = len(ids), len(ends)
     own_matrix = np.stack(own) if own else np.zeros((0, dim), np.float32)
-    doc: dict[str, Any] = {"ids": ids, "content": content, "attributes": attributes, "times": times.values,
-           "sessions": sessions.values, "schemas": schemas.values, "reasons": reasons.values,
-           "prov_obs": prov_obs, "dim": dim}
-    stamp = np.asarray(stamps, np.int32).reshape(n, 3)
+    doc: dict[str, Any] = {
+        "ids": ids, "content": content, "attributes": attributes, "times": times.values,
+        "sessions": sessions.values, "schemas": schemas.values, "reasons": reasons.values,
+        "prov_obs": prov_obs, "dim": dim,
+    }
     arrays: dict[str, np.ndarray] = {
         "level": np.asarray(level, np.int8), "schema": np.asarray(schema, np.int32),
-        "t_first": stamp[:, 0].copy(), "t_last": stamp[:, 1].copy(), "t_access": stamp[:, 2].copy(),
+        "stamps": np.asarray(stamps, np.int32).reshape(n, 3),
         "logit": np.asarray(logit, np.float64), "counts": np.asarray(counts, np.int64).reshape(n, 3),
         "emb": np.asarray(emb, np.int64), "own": own_matrix, "prov_count": np.asarray(prov_count, np.int32),
         "prov": np.asarray(prov_nums, np.int64).reshape(len(prov_nums), 4),
@@ -228,8 +229,11 @@ def unpack_tree(
     level = _positions(a["level"], (n,), 3)
     schema = _positions(a["schema"], (n,), len(schemas))
     n_times = len(times) - 1
-    t_first, t_last = _positions(a["t_first"], (n,), n_times), _positions(a["t_last"], (n,), n_times)
-    t_access = _positions(a["t_access"], (n,), n_times, absent=True)
+    stamps = a["stamps"]
+    if stamps.shape != (n, 3):
+        raise ValueError("an array of the wrong shape")
+    t_first, t_last = _positions(stamps[:, 0], (n,), n_times), _positions(stamps[:, 1], (n,), n_times)
+    t_access = _positions(stamps[:, 2], (n,), n_times, absent=True)
     logit = a["logit"]
     counts = a["counts"]
     if logit.shape != (n,) or counts.shape != (n, 3):
@@ -253,8 +257,8 @@ def unpack_tree(
     if prov.shape != (total, 4):
         raise ValueError("provenance of the wrong shape")
     p_turn, p_sentence = prov[:, 0].tolist(), prov[:, 1].tolist()
-    p_at = _positions(prov[:, 2].copy(), (total,), n_times)
-    p_session = _positions(prov[:, 3].copy(), (total,), len(sessions))
+    p_at = _positions(prov[:, 2], (total,), n_times)
+    p_session = _positions(prov[:, 3], (total,), len(sessions))
     if stats is not None:
         recalls = [stats.get(x, (0, None)) for x in ids]
         recall_count = [r[0] for r in recalls]
@@ -295,10 +299,10 @@ def _edges(a: Mapping[str, np.ndarray], ids: list[str], reasons: list[str],
     m = ends.shape[0] if ends.ndim == 2 else -1
     if ends.shape != (m, 2) or scores.shape != (m, 2) or facts.shape != (m, 2):
         raise ValueError("edge arrays of the wrong shape")
-    src, dst = _positions(ends[:, 0].copy(), (m,), len(ids)), _positions(ends[:, 1].copy(), (m,), len(ids))
+    src, dst = _positions(ends[:, 0], (m,), len(ids)), _positions(ends[:, 1], (m,), len(ids))
     kinds = _positions(kind, (m,), 2)
-    why = _positions(facts[:, 0].copy(), (m,), len(reasons))
-    at = _positions(facts[:, 1].copy(), (m,), n_times)
+    why = _positions(facts[:, 0], (m,), len(reasons))
+    at = _positions(facts[:, 1], (m,), n_times)
     return [
         Edge(ids[s], ids[d], _KINDS[k], psi, w, reasons[r], times[t])  # type: ignore[arg-type]
         for s, d, k, (psi, w), r, t in zip(src, dst, kinds, scores.tolist(), why, at)
