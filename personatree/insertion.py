@@ -36,6 +36,7 @@ from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
 from .stance import guard_psi, latest_change, node_stance
+from .text import about_listener
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
 __all__ = [
@@ -74,10 +75,12 @@ def candidates_for(
     Returns
     -------
     list of (Node, float)
-        At most ``config.candidates`` mids with their cosine similarity.
+        At most ``config.candidates`` mids with their cosine similarity; none for a
+        leaf that speaks of the listener only (:func:`~personatree.text.about_listener`).
     """
     index = graph.index(Level.MID)
-    if leaf.embedding is None or len(index) == 0:
+    if leaf.embedding is None or len(index) == 0 or about_listener(leaf.content):
+        # A line about the listener supports and contradicts none of the speaker's patterns.
         return []
     scores = index.scores(leaf.embedding)
     ids = index.ids

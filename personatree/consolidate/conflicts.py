@@ -29,6 +29,7 @@ from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
 from ..stance import node_group, node_stance, pattern_stance
+from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
 from .mids import evidence_logit
 from .plan import NewMid, Prune
@@ -53,7 +54,8 @@ def record_conflicts(
 
     Live insertion offers each new leaf to the existing mids near it; in a bulk pass the
     mids did not exist yet when their later leaves arrived. So every leaf of the pass
-    that came after a new mid's first evidence, is κ-compatible with it, at least
+    that came after a new mid's first evidence, is κ-compatible with it, does not speak
+    of the listener only (:func:`~personatree.text.about_listener`), at least
     ``similarity_floor`` similar and not already on it, is offered to it now: the judge
     validates the pairs in one batch and the stance rule of
     :func:`~personatree.insertion.stance_checked` applies, so an opposite stance on the
@@ -82,7 +84,8 @@ def record_conflicts(
         for i in hits.tolist():
             leaf = leaves[i]
             if (leaf.id in g and g.edge(leaf.id, mid.id) is None
-                    and registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)):
+                    and registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)
+                    and not about_listener(leaf.content)):
                 pairs.append((leaf, mid, float(sims[i])))
     verdicts = judge.validate(pairs) if pairs else []
     hit: set[str] = set()

@@ -11,7 +11,8 @@ The pass, in order, all read at one ``now``:
    repair mids whose support holds both stances (an older tree or an import):
    :func:`~personatree.consolidate.conflicts.separate_stances`;
 3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
-   passes the gates of :mod:`~personatree.consolidate.mids` into a mid; a cluster that
+   passes the gates of :mod:`~personatree.consolidate.mids` into a mid (its lines
+   about the listener, :func:`~personatree.text.about_listener`, stay orphans); a cluster that
    holds both stances is split by stance first, one larger than its cohesion allows
    (:func:`~personatree.consolidate.mids.size_cap`) is halved until its parts fit;
    the leftovers are clustered again until a round forms no mid, so the pass ends at a

@@ -25,6 +25,7 @@ from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
 from ..stance import node_group, node_stance, pattern_stance
+from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
 from .bounds import mid_span
 from .mids import (
@@ -91,7 +92,12 @@ def form_mid(
     mt, count = choose_mid_type([n.schema_type for n in nodes], registry, centroid, mid_vectors)
     if mt is None or count < cfg.n_min:
         return _reject(index, rnd, nodes, cohesion(vectors), f"no mid type accepts {cfg.n_min} of its leaves")
-    ok = np.array([registry.kappa(n.schema_type, Level.LEAF, mt) for n in nodes])
+    # A line about the listener ("I love how your garden turned out") is no evidence of
+    # the speaker's patterns: it stays an orphan leaf, for recall only.
+    ok = np.array([registry.kappa(n.schema_type, Level.LEAF, mt) and not about_listener(n.content)
+                   for n in nodes])
+    if int(ok.sum()) < cfg.n_min:
+        return _reject(index, rnd, nodes, cohesion(vectors), f"only {int(ok.sum())} leaves of the type speak of the speaker")
     centroid = unit(vectors[ok].mean(axis=0))
     keep = np.flatnonzero(ok & (vectors @ centroid >= cfg.member_similarity))
     if keep.shape[0] < cfg.n_min:

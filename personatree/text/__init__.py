@@ -19,8 +19,9 @@ One module a concept, each importing only the ones above it in this list:
   "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` and
   :data:`STANCE_LABELS`. It reads a stance from words; what a stance means for the
   tree is the data model in :mod:`personatree.stance`.
-- :mod:`~personatree.text.address`: :func:`addresses` and :func:`to_listener`
-  (a line said to the listener rather than about the speaker).
+- :mod:`~personatree.text.address`: :func:`addresses`, :func:`to_listener` (a line
+  said to the listener rather than about the speaker) and :func:`about_listener` (a
+  line that tells of the listener only).
 - :mod:`~personatree.text.cues`: :func:`is_informative` and :func:`informative_part`
   (keep what a speaker says about themself and their life, drop greetings, fillers,
   reactions and questions to the other party), :func:`is_question`,
@@ -43,7 +44,7 @@ One module a concept, each importing only the ones above it in this list:
 from __future__ import annotations
 
 from ..lexicons import STOPWORDS
-from .address import addresses, to_listener
+from .address import about_listener, addresses, to_listener
 from .cues import (
     informative_part,
     is_change,
@@ -63,6 +64,7 @@ from .topic import can_name, content_lemmas, key_topic
 
 __all__ = [
     "Stance",
+    "about_listener",
     "addresses",
     "to_listener",
     "STOPWORDS",

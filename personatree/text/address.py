@@ -3,17 +3,20 @@
 A line said *to* someone ("Woohoo, John", "that must have been hard for you") tells
 how the speaker reacts, not a fact, habit or stance of the speaker's own; the judge
 writes no fact or relationship claim from it, and recall does not read it as a
-change of the speaker's mind.
+change of the speaker's mind. A line *about* the listener (:func:`about_listener`:
+"Cool that you kept the old bike", "I love how your garden turned out") is no
+evidence of the speaker's own patterns at all: it supports and contradicts none.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from ..lexicons import NOT_NAMING, SECOND_PERSON, TOPIC_SKIP
-from .tokens import tokenize
+from ..lexicons import NOT_NAMING, SECOND_PERSON, STANCE_PHRASE_NEG_RE, STANCE_PHRASE_POS_RE, TOPIC_SKIP
+from .tokens import has_first_person, normalize, tokenize
 
-__all__ = ["addresses", "to_listener"]
+__all__ = ["about_listener", "addresses", "to_listener"]
 
 # A name set off by a comma at either end of a sentence: the listener addressed. At the
 # start it may follow a greeting or an interjection ("Yeah Mel, stoked!", "Thanks,
@@ -71,3 +74,55 @@ def to_listener(sentence: str) -> bool:
     bool
     """
     return not SECOND_PERSON.isdisjoint(tokenize(sentence)) or addresses(sentence)
+
+
+# "You" that addresses nobody in particular: fillers and thanks ("It's, you know, my
+# thing", "Thank you, the trip was great"), which leave the sentence the speaker's.
+_DISCOURSE_YOU_RE = re.compile(r"\b(?:you know|you see|mind you|thank you|see you|bless you)\b")
+# The speaker only as the one who judges, wishes or guesses something of the listener:
+# "I love how you…", "we're so proud of you", "I bet your…", "I can't wait to see your…".
+# Gratitude and closeness ("I appreciate you", "lucky to have you", "I miss you") are
+# left out on purpose: they tell the speaker's own relationship.
+_SPEAKER_ON_LISTENER_RE = re.compile(
+    r"\b(?:i|we)(?:'m|'re|'ve|\s+am|\s+are|\s+was|\s+were|\s+have)?"
+    r"(?:\s+(?:so|really|very|totally|just|always|truly|super|sure|definitely|all|also|too|been|"
+    r"honestly|kinda|kind of|absolutely))*\s+"
+    r"(?:love|loved|like|liked|adore|admire|bet|hope|think|thought|guess|know|knew|believe|"
+    r"(?:can|could|can't|cannot|couldn't) (?:tell|see|imagine|believe)|can't wait to (?:see|hear)|"
+    r"proud of|happy for|glad|happy|stoked for|stoked|thrilled for|thrilled|excited for|excited|"
+    r"pleased for|pleased|sorry|impressed (?:by|with)|impressed|amazed (?:by|at)|jealous of|"
+    r"rooting for|inspired by)"
+    r"(?:\s+(?:that|how|the way|when|to hear|to see|about|at|with|by|what))?"
+    r"\s+(?:you|your|yours|yourself|you're|you've|you'd|you'll|u|ur)\b"
+)
+
+
+# Consolidation asks again of every orphan at every pass; the answer depends on the text only.
+@lru_cache(maxsize=1 << 16)
+def about_listener(sentence: str) -> bool:
+    """Whether the sentence speaks of the listener and tells nothing of the speaker.
+
+    It says "you" (not only as a filler such as "you know" or "thank you"), names no
+    stance of the speaker's in an idiom, and the speaker is either absent ("Cool that
+    you kept the old bike", "Your garden looks amazing") or there only to judge,
+    wish or guess something of the listener ("I love how your garden turned out",
+    "I'm so proud of you", "I bet you'll ace it"). A sentence in which the speaker
+    also tells something of their own ("I know you love jazz, I do too") is the
+    speaker's, and so is one that only calls the listener by name ("Back from the
+    coast, Jo!"), since chat drops the subject.
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    bool
+    """
+    low = _DISCOURSE_YOU_RE.sub(" ", normalize(sentence))
+    if SECOND_PERSON.isdisjoint(tokenize(low)):
+        return False
+    if STANCE_PHRASE_POS_RE.search(low) is not None or STANCE_PHRASE_NEG_RE.search(low) is not None:
+        # "You can't beat a long swim": a generic "you" around the speaker's own taste.
+        return False
+    return not has_first_person(tokenize(_SPEAKER_ON_LISTENER_RE.sub(" ", low)))
