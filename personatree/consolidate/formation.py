@@ -97,7 +97,8 @@ def form_mid(
     ok = np.array([registry.kappa(n.schema_type, Level.LEAF, mt) and not about_listener(n.content)
                    for n in nodes])
     if int(ok.sum()) < cfg.n_min:
-        return _reject(index, rnd, nodes, cohesion(vectors), f"only {int(ok.sum())} leaves of the type speak of the speaker")
+        own = int(ok.sum())
+        return _reject(index, rnd, nodes, cohesion(vectors), f"only {own} leaves of the type speak of the speaker")
     centroid = unit(vectors[ok].mean(axis=0))
     keep = np.flatnonzero(ok & (vectors @ centroid >= cfg.member_similarity))
     if keep.shape[0] < cfg.n_min:
