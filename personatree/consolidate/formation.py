@@ -96,8 +96,8 @@ def form_mid(
     # the speaker's patterns: it stays an orphan leaf, for recall only.
     ok = np.array([registry.kappa(n.schema_type, Level.LEAF, mt) and not about_listener(n.content)
                    for n in nodes])
-    if int(ok.sum()) < cfg.n_min:
-        own = int(ok.sum())
+    own = int(ok.sum())
+    if own < cfg.n_min:
         return _reject(index, rnd, nodes, cohesion(vectors), f"only {own} leaves of the type speak of the speaker")
     centroid = unit(vectors[ok].mean(axis=0))
     keep = np.flatnonzero(ok & (vectors @ centroid >= cfg.member_similarity))
