@@ -11,8 +11,9 @@ judge labels each pair with ψ ∈ [−1, 1]; the match is ``κ·(a·ψ + b·sim
 * **orphan** otherwise, until consolidation has enough context.
 
 Stance is checked after the judge (:func:`~personatree.stance.guard_psi`): a leaf of the
-opposite stance to a mid on its topic (similarity ≥ ``stance_topic_similarity``) is a
-conflict with it even when the judge called it support, so no judge — offline or
+opposite stance to a mid on its topic (similarity ≥ ``stance_topic_similarity``, and a
+word of the mid's topic in the leaf) is a conflict with it even when the judge called
+it support, and one off its topic is at most unrelated, so no judge — offline or
 LLM — can put both stances into one pattern's support. A mid whose latest conflict is
 newer than its latest support is *changed*: :func:`refresh_change` writes
 ``attributes["changed_at"]`` / ``["changed_by"]`` from its edges.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -36,12 +38,12 @@ from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
 from .stance import guard_psi, latest_change, node_stance
-from .text import about_listener
+from .text import about_listener, content_lemmas, stance_reading, strip_summary_suffix, tokenize
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
 __all__ = [
     "candidates_for", "plan_insertions", "apply_decision", "add_evidence", "Touched", "stance_checked",
-    "refresh_change",
+    "names_topic", "refresh_change",
 ]
 
 
@@ -156,9 +158,16 @@ def stance_checked(
 ) -> tuple[float, str, str]:
     """The judge's verdict on (leaf, mid) after the stance rule.
 
-    Opposite stances on one topic (similarity at least ``stance_topic_similarity``)
-    are a conflict; below that similarity an opposite-stance leaf is at most unrelated
-    (it is about something else, so it neither supports nor contradicts the mid).
+    Opposite stances on one topic are a conflict whatever the judge said: the leaf is
+    at least ``stance_topic_similarity`` similar to the mid, names its topic
+    (:func:`names_topic`) and takes its side with more than a feeling (a like or
+    dislike, an idiom, a stop or a start, a denial: see
+    :func:`~personatree.text.stance.stance_reading`). Otherwise an opposite-stance
+    leaf is at most unrelated, never support: it is about something else ("Staying
+    positive helps in tough times" is close to any upbeat pattern of the person's, and
+    says nothing against their stretching routine), or it tells how one episode felt
+    ("I had a rough game last week" is no change of mind about basketball). A conflict
+    the judge itself found stands either way.
 
     Returns
     -------
@@ -170,7 +179,35 @@ def stance_checked(
         return psi, label, reason
     if new_psi < 0 and sim < config.stance_topic_similarity:
         return min(psi, 0.0), "unrelated", f"{why}, off topic (similarity {sim:.2f})"
+    if new_psi < 0 and not names_topic(leaf, mid):
+        return min(psi, 0.0), "unrelated", f"{why}, off topic (no word of its topic)"
+    if new_psi < 0 and _told_by_feeling(leaf.content):
+        return min(psi, 0.0), "unrelated", f"{why}, a feeling about an episode"
     return new_psi, "conflict" if new_psi < 0 else "unrelated", why
+
+
+@lru_cache(maxsize=1 << 14)
+def _told_by_feeling(text: str) -> bool:
+    # A consolidation pass asks this of one leaf against many mids.
+    return stance_reading(text)[1] == "affect"
+
+
+def names_topic(leaf: Node, mid: Node) -> bool:
+    """Whether ``leaf`` names ``mid``'s topic: a content word (by lemma) of the topic
+    the mid's claim names (``attributes["topic"]``), or of its claim when it has none,
+    is among the leaf's ("I can't stand sushi now" names "Enjoys sushi"'s topic).
+
+    Parameters
+    ----------
+    leaf, mid : Node
+
+    Returns
+    -------
+    bool
+    """
+    topic = mid.attributes.get("topic") if mid.attributes else None
+    text = topic if isinstance(topic, str) and topic.strip() else strip_summary_suffix(mid.content)
+    return not content_lemmas(tokenize(text)).isdisjoint(content_lemmas(tokenize(leaf.content)))
 
 
 def refresh_change(graph: MemoryGraph, mid_id: str) -> bool:

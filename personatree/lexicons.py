@@ -494,9 +494,11 @@ COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(
 # read: greetings and politeness ("long time no see", "no worries", "oh no"),
 # reassurance ("you're not alone"), a thing said to be hard and kept up ("moving
 # isn't easy", "no walk in the park"; with its echo "... and the test wasn't
-# either"), a thing not done *yet* or not decided, and advice to the listener ("don't
-# let it get you down"). Read as a free negation, each made a negative stance, and a
-# greeting became the change of mind of the pattern it was said beside.
+# either"), a thing not done *yet* or not decided, advice to the listener ("don't
+# let it get you down"), and negators of enthusiasm or surprise ("I can't stop
+# knitting", "it never lets me down", "I never knew chess could be this fun"). Read as
+# a free negation, each made a negative stance, and a greeting became the change of
+# mind of the pattern it was said beside.
 NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
     r"\b(?:long time no (?:see|talk|chat|speak|hear)|oh no\b|not a problem|"
     r"no (?:worries|worry|probs?|problems?|pressure|rush|biggie|big deal|doubts?|wonder|way)\b|"
@@ -507,7 +509,10 @@ NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
     r"no (?:walk in the park|cakewalk|picnic|piece of cake)|"
     r"(?:haven't|hasn't|have not|has not|not) (?:\w+ ){0,5}?yet\b|"
     r"(?:haven't|hasn't|have not|has not|can't|cannot|couldn't|didn't|not) (?:yet )?(?:decided|decide|figured)\b|"
-    r"don't let [^,.;!?]*)"
+    r"don't let [^,.;!?]*|"
+    r"(?:can't|cannot|couldn't) stop\b|"
+    r"(?:never|won't|didn't|doesn't|don't) lets? (?:me|us|you|him|her|them) down\b|"
+    r"(?:never|didn't) (?:knew|know|thought|think|reali[sz]ed?|imagined|expected)\b)"
 )
 
 

@@ -55,6 +55,9 @@ MIXED = OWN[:2] + LISTENER[:1] + OWN[2:4] + LISTENER[1:2] + OWN[4:] + LISTENER[2
         # Gratitude and closeness are the speaker's relationship.
         ("I'm so lucky to have you.", False),
         ("Your advice means a lot to me.", False),
+        ("Really appreciate your help with the move.", False),
+        ("Thanks so much for your notes on my draft!", False),
+        ("Oh, so grateful for your patience this week.", False),
         # A generic "you", a filler, or a name alone.
         ("You can't beat a cold swim in the morning.", False),
         ("Thank you, the ferry ride was lovely.", False),

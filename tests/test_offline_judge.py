@@ -559,6 +559,45 @@ def test_words_of_chat_name_no_pattern(word: str) -> None:
     assert not can_name(word)
 
 
+@pytest.mark.parametrize("word", ["hiking", "dance", "painting", "pottery", "store", "health", "biz"])
+def test_words_that_can_head_a_claim(word: str) -> None:
+    from personatree.text import can_head
+
+    # Nouns, gerunds, and a word the lexicon does not know ("biz").
+    assert can_head(word)
+
+
+@pytest.mark.parametrize("word", ["strong", "met", "assist", "gives", "shares", "stunning"])
+def test_adjectives_and_verbs_head_no_claim(word: str) -> None:
+    from personatree.text import can_head, can_name
+
+    assert not can_head(word)
+    if word in ("strong", "met", "assist", "gives"):
+        assert can_name(word)  # the word lists alone let them through
+
+
+def test_a_claim_is_named_by_a_noun_not_by_an_adjective_or_a_verb() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # "strong" and "met" are in every member; what the members share that names a
+    # thing is the bike and the harbour.
+    rides = ["My legs feel strong after the hill repeats on my bike.",
+             "I felt strong on the last climb of the bike ride.",
+             "Staying strong matters to me on long bike rides."]
+    assert claim_phrase(rides, ["positive"] * 3, "preference", rides[0]) == ("Enjoys bike ride", "bike ride")
+    harbour = ["We met at the harbour café last spring.", "I met a lovely crowd at the harbour.",
+               "The people I met there were kind."]
+    assert claim_phrase(harbour, ["positive"] * 3, "preference", harbour[0]) == ("Enjoys harbour", "harbour")
+
+
+def test_a_claim_topic_repeats_no_word_and_ends_on_no_possessive() -> None:
+    from personatree.judge.claims import shared_topic
+
+    assert shared_topic(["I adore nature's colours.", "Spending time in nature's quiet places helps."]) == "nature"
+    assert shared_topic(["Late-night writing, write until dawn, that's my routine.",
+                         "Morning writing, write before breakfast, always."]) == "writing"
+
+
 @pytest.mark.parametrize(
     ("texts", "schema_type"),
     [

@@ -166,23 +166,62 @@ class StanceJudge(ScriptedJudge):
         return out
 
 
-def _node(nid: str, level: Level, stance: str, vec: np.ndarray, at=T0) -> Node:
-    return Node(id=nid, user_id="u", level=level, schema_type="preference", content=nid,
+def _node(nid: str, level: Level, stance: str, vec: np.ndarray, at=T0, content: str | None = None) -> Node:
+    return Node(id=nid, user_id="u", level=level, schema_type="preference", content=content or nid,
                 attributes={"stance": stance}, t_first=at, t_last=at, logit=0.0, embedding=vec)
 
 
 def test_an_opposite_stance_is_a_conflict_even_when_the_judge_says_support(hashing, registry) -> None:
     vec = hashing.embed(["likes sushi a lot"])[0]
     g = MemoryGraph("u")
-    g.add_node(_node("md_like", Level.MID, "positive", vec))
+    g.add_node(_node("md_like", Level.MID, "positive", vec, content="Enjoys sushi"))
     judge = ScriptedJudge(hashing, default_psi=1.0)
-    leaves = [_node(f"lf_{s}", Level.LEAF, s, vec, T0 + timedelta(days=1)) for s in ("negative", "neutral", "positive")]
+    said = {"negative": "I really dislike sushi now.", "neutral": "Sushi for lunch at the office.",
+            "positive": "I love sushi."}
+    leaves = [_node(f"lf_{s}", Level.LEAF, s, vec, T0 + timedelta(days=1), content=said[s]) for s in said]
     got = {d.leaf_id: d.action for d in plan_insertions(g, leaves, judge, registry, InsertionConfig())}
     assert got == {"lf_negative": "conflict", "lf_neutral": "attach", "lf_positive": "attach"}
     g.add_node(_node("md_stop", Level.MID, "stopped", hashing.embed(["stopped going to the gym"])[0]))
     gym = _node("lf_gym", Level.LEAF, "neutral", hashing.embed(["stopped going to the gym"])[0])
     (d,) = plan_insertions(g, [gym], judge, registry, InsertionConfig())
     assert d.action == "orphan"  # a neutral mention does not support a stopped pattern
+
+
+def test_an_opposite_stance_off_the_topic_is_neither_support_nor_conflict(hashing, registry) -> None:
+    # As close as can be, but the leaf names nothing of the pattern's topic: an upbeat
+    # pattern is not contradicted by a remark about hard times in general.
+    vec = hashing.embed(["likes sushi a lot"])[0]
+    g = MemoryGraph("u")
+    g.add_node(_node("md_like", Level.MID, "positive", vec, content="Enjoys sushi"))
+    judge = ScriptedJudge(hashing, default_psi=1.0)
+    leaf = _node("lf_hard", Level.LEAF, "negative", vec, T0 + timedelta(days=1),
+                 content="Keeping my chin up through a rough month.")
+    (d,) = plan_insertions(g, [leaf], judge, registry, InsertionConfig())
+    assert d.action == "orphan"
+    # The same leaf with a word of the topic contradicts the pattern.
+    on_topic = _node("lf_sushi", Level.LEAF, "negative", vec, T0 + timedelta(days=1),
+                     content="I dislike sushi these days.")
+    (d,) = plan_insertions(g, [on_topic], judge, registry, InsertionConfig())
+    assert d.action == "conflict"
+
+
+def test_a_bad_episode_is_no_change_of_mind_unless_the_judge_finds_one(hashing, registry) -> None:
+    # How one meal felt is not a side taken on sushi: never support, and a conflict
+    # only when the judge itself says so.
+    vec = hashing.embed(["likes sushi a lot"])[0]
+    g = MemoryGraph("u")
+    g.add_node(_node("md_like", Level.MID, "positive", vec, content="Enjoys sushi"))
+    leaf = _node("lf_meal", Level.LEAF, "negative", vec, T0 + timedelta(days=1),
+                 content="The sushi at the station was awful last night.")
+    (d,) = plan_insertions(g, [leaf], ScriptedJudge(hashing, default_psi=1.0), registry, InsertionConfig())
+    assert d.action == "orphan"
+    (d,) = plan_insertions(g, [leaf], ScriptedJudge(hashing, default_psi=-0.9), registry, InsertionConfig())
+    assert d.action == "conflict"
+    # A denial beside the feeling is a side taken, whatever the judge says.
+    banned = _node("lf_banned", Level.LEAF, "negative", vec, T0 + timedelta(days=2),
+                   content="I got food poisoning badly and the doctor says no sushi for a while.")
+    (d,) = plan_insertions(g, [banned], ScriptedJudge(hashing, default_psi=1.0), registry, InsertionConfig())
+    assert d.action == "conflict"
 
 
 # -- property: no pattern's support ever mixes stances, live or bulk ----------------------

@@ -366,6 +366,27 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I hate cold showers.", ("negative", "stance")),
+        ("I can't stand cold showers.", ("negative", "idiom")),
+        ("I gave up cold showers in May.", ("stopped", "change")),
+        ("The shower at the gym was freezing and awful.", ("negative", "affect")),
+        ("A rough week at the pool, honestly.", ("negative", "affect")),
+        ("I hurt my shoulder badly and the physio says no swimming for a month.", ("negative", "negation")),
+        ("I don't own a swimsuit.", ("negative", "negation")),
+        ("That must have been hard for you.", ("neutral", "listener")),
+        ("The pool opens at seven.", ("neutral", "none")),
+    ],
+)
+def test_stance_reading_says_what_the_label_rests_on(text: str, expected: tuple[str, str]) -> None:
+    from personatree.text import stance_label, stance_reading
+
+    assert stance_reading(text) == expected
+    assert stance_label(text) == expected[0]
+
+
+@pytest.mark.parametrize(
     ("sentence", "stance"),
     [
         ("I adore long train journeys.", "positive"),
@@ -423,6 +444,10 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("We haven't decided where to go in June.", "neutral"),
         ("Don't let the critics put you off!", "neutral"),
         ("The pool isn't open on Mondays.", "neutral"),
+        ("I just can't stop knitting these days!", "neutral"),
+        ("My old bike never lets me down.", "neutral"),
+        ("I never knew chess could be this fun.", "positive"),
+        ("I never thought I would quit running.", "stopped"),
         ("I don't own a bike.", "negative"),
         ("I don't like it either.", "negative"),
         # Praise and gratitude told with a negator.

@@ -26,6 +26,7 @@ from ..lexicons import HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELING
 from ..text import (
     STANCE_LABELS,
     addresses,
+    can_head,
     can_name,
     content_lemmas,
     find_entities,
@@ -135,7 +136,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     The content lemmas (:func:`~personatree.text.content_lemmas`) are counted by how
     many texts hold them; numbers are left out, and so are names unless ``names`` (a
     one-off place or counter is not the topic of a preference; a fact's place is its
-    topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_name`)
+    topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`)
     held by at least two texts (one for one text) and by ``min_share`` of them
     qualifies; the most widely held picks the phrase: the most common key topic
     (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
@@ -169,7 +170,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         for lm in content_lemmas([w for w in ts if w not in skip]):
             df[lm] += 1
             first.setdefault(lm, k * 1000 + next(i for i, w in enumerate(ts) if lemma(w) == lm))
-        nameable.update(lemma(w) for w in ts if w not in skip and can_name(w))
+        nameable.update(lemma(w) for w in ts if w not in skip and can_head(w))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
     held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]
@@ -180,20 +181,28 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     for ts in toks:
         kt = key_topic([w for w in ts if w not in skip], max_words=max_words)
         words = kt.split()
-        if not any(lemma(w) == top and can_name(w) for w in words):
+        if not any(lemma(w) == top and can_head(w) for w in words):
             continue
         kept = [w for w in words if (lemma(w) == top or df[lemma(w)] >= need) and lemma(w) not in avoid]
+        # "writing write": one word of the phrase a lemma.
+        kept = [w for i, w in enumerate(kept) if all(lemma(v) != lemma(w) for v in kept[:i])]
         # "encouragement means" → "encouragement": the phrase ends on words that name.
-        while kept and not can_name(kept[-1]):
+        while kept and not can_head(kept[-1]):
             kept.pop()
         while kept and not can_name(kept[0]):
             kept.pop(0)
         if kept:
             phrases[" ".join(kept)] += 1
     if phrases:
-        return max(phrases, key=lambda p: (phrases[p], -len(p), p))
-    forms = Counter(w for ts in toks for w in ts if lemma(w) == top and can_name(w))
-    return max(forms, key=lambda w: (forms[w], w.endswith("ing"), w))
+        return _unpossessed(max(phrases, key=lambda p: (phrases[p], -len(p), p)))
+    forms = Counter(w for ts in toks for w in ts if lemma(w) == top and can_head(w))
+    return _unpossessed(max(forms, key=lambda w: (forms[w], w.endswith("ing"), w)))
+
+
+def _unpossessed(phrase: str) -> str:
+    """The phrase without a closing possessive ("nature's" → "nature"): it names a
+    thing, not whose the next word was."""
+    return phrase.removesuffix("'s")
 
 
 def general_phrase(sentence: str, *, keep_places: bool = True) -> str:

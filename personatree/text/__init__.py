@@ -16,9 +16,10 @@ One module a concept, each importing only the ones above it in this list:
   :func:`has_first_person`.
 - :mod:`~personatree.text.stance`: :class:`Stance`, :func:`analyze_stance`
   (polarity from a small stance/affect lexicon with negation and cessation: "stopped",
-  "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` and
-  :data:`STANCE_LABELS`. It reads a stance from words; what a stance means for the
-  tree is the data model in :mod:`personatree.stance`.
+  "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` (and what
+  it rests on: :func:`stance_reading`) and :data:`STANCE_LABELS`. It reads a stance
+  from words; what a stance means for the tree is the data model in
+  :mod:`personatree.stance`.
 - :mod:`~personatree.text.address`: :func:`addresses`, :func:`to_listener` (a line
   said to the listener rather than about the speaker) and :func:`about_listener` (a
   line that tells of the listener only).
@@ -32,8 +33,10 @@ One module a concept, each importing only the ones above it in this list:
   condition or cause the speaker holds, which later situations are read against),
   :func:`tells_own_situation` (a query that is the person telling one) and
   :func:`standing_patterns`.
+- :mod:`~personatree.text.word_class`: :func:`~personatree.text.word_class.noun_reading`,
+  whether an English lexicon reads a word as a noun.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
-  :func:`can_name`.
+  :func:`can_name`, :func:`can_head`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
   :func:`strip_summary_suffix`, :func:`with_mentions` and :func:`format_month_span`,
   turning a first-person statement into a pattern phrase for summaries.
@@ -58,12 +61,20 @@ from .entities import find_entities, find_time, tells_the_past
 from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
 from .standing import is_standing, standing_patterns, tells_own_situation
-from .stance import STANCE_LABELS, Stance, analyze_stance, find_cessation, stance_label
+from .stance import (
+    STANCE_LABELS,
+    Stance,
+    analyze_stance,
+    find_cessation,
+    stance_label,
+    stance_reading,
+)
 from .tokens import has_first_person, lemma, normalize, tokenize
-from .topic import can_name, content_lemmas, key_topic
+from .topic import can_head, can_name, content_lemmas, key_topic
 
 __all__ = [
     "Stance",
+    "stance_reading",
     "about_listener",
     "addresses",
     "to_listener",
@@ -74,6 +85,7 @@ __all__ = [
     "tokenize",
     "with_mentions",
     "lemma",
+    "can_head",
     "can_name",
     "content_lemmas",
     "has_first_person",

@@ -96,6 +96,15 @@ _SPEAKER_ON_LISTENER_RE = re.compile(
     r"\s+(?:you|your|yours|yourself|you're|you've|you'd|you'll|u|ur)\b"
 )
 
+# Thanks with the subject dropped, as chat drops it ("Appreciate your help", "So
+# grateful for your support", "Thanks for your advice"): the speaker's own gratitude,
+# like "I appreciate your help".
+_GRATITUDE_RE = re.compile(
+    r"^\W*(?:(?:oh|aw+|wow|hey|ok|okay|and|but)\W+)*"
+    r"(?:(?:so|really|truly|very|much|many|always|just)\s+)*"
+    r"(?:appreciate|appreciated|thanks|thank you|thx|thankful|grateful)\b"
+)
+
 
 # Consolidation asks again of every orphan at every pass; the answer depends on the text only.
 @lru_cache(maxsize=1 << 16)
@@ -108,8 +117,9 @@ def about_listener(sentence: str) -> bool:
     wish or guess something of the listener ("I love how your garden turned out",
     "I'm so proud of you", "I bet you'll ace it"). A sentence in which the speaker
     also tells something of their own ("I know you love jazz, I do too") is the
-    speaker's, and so is one that only calls the listener by name ("Back from the
-    coast, Jo!"), since chat drops the subject.
+    speaker's, and so are thanks with or without a subject ("Appreciate your help")
+    and a line that only calls the listener by name ("Back from the coast, Jo!"),
+    since chat drops the subject.
 
     Parameters
     ----------
@@ -119,7 +129,10 @@ def about_listener(sentence: str) -> bool:
     -------
     bool
     """
-    low = _DISCOURSE_YOU_RE.sub(" ", normalize(sentence))
+    low = normalize(sentence)
+    if _GRATITUDE_RE.search(low) is not None:
+        return False
+    low = _DISCOURSE_YOU_RE.sub(" ", low)
     if SECOND_PERSON.isdisjoint(tokenize(low)):
         return False
     if STANCE_PHRASE_POS_RE.search(low) is not None or STANCE_PHRASE_NEG_RE.search(low) is not None:

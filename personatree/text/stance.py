@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import get_args
+from typing import Literal, get_args
 
 from ..lexicons import (
     AFFECT_NEG,
@@ -47,7 +47,10 @@ from ..stance import StanceName
 from .address import to_listener
 from .tokens import has_first_person, normalize, tokenize
 
-__all__ = ["Stance", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label"]
+__all__ = [
+    "Stance", "StanceSource", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label",
+    "stance_reading",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +382,34 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
     str
         One of :data:`STANCE_LABELS`.
     """
+    return stance_reading(text, tokens)[0]
+
+
+#: What a stance label rests on (:func:`stance_reading`).
+StanceSource = Literal["listener", "change", "idiom", "stance", "affect", "negation", "none"]
+
+
+def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceName, StanceSource]:
+    """The stance label of :func:`stance_label` and what it rests on.
+
+    ``"change"``: a cessation or a start; ``"idiom"``: a stance idiom ("can't bear");
+    ``"stance"``: a like/dislike word ("love", "hate"), with or without general affect;
+    ``"affect"``: general affect words alone ("It was a tough week", "the hike was
+    lovely"), a feeling about an episode rather than a side taken on its topic;
+    ``"negation"``: a denial ("I don't own a car", "a bad fall, and no skiing for a
+    month");
+    ``"listener"``: said about the listener; ``"none"``: neutral on its own.
+
+    Parameters
+    ----------
+    text : str
+    tokens : list of str, optional
+
+    Returns
+    -------
+    (str, str)
+        The label (:data:`STANCE_LABELS`) and its source.
+    """
     low = normalize(text)
     toks_all = tokens if tokens is not None else tokenize(low)
     if (not has_first_person(toks_all) and to_listener(text)
@@ -386,33 +417,37 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
         # Said to the listener about the listener ("That must have been tough for
         # you", "Your studio looks awesome, Mel"): the speaker takes no stance of
         # their own. An idiom keeps its stance ("you can't beat a swim": generic "you").
-        return "neutral"
+        return "neutral", "listener"
     hypothetical = HYPOTHETICAL_RE.search(low) is not None
     frame = INTENT_FRAME_RE.search(low)
     if frame is not None:
         low = low[: frame.start()]
     elif not hypothetical:
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
-            return "stopped"
+            return "stopped", "change"
         if (START_RE.search(low) is not None and NEGATED_START_RE.search(low) is None
                 and has_first_person(toks_all)):
-            return "started"
+            return "started", "change"
     pos = STANCE_PHRASE_POS_RE.search(low) is not None
     neg = STANCE_PHRASE_NEG_RE.search(low) is not None
     if pos != neg:
-        return "positive" if pos else "negative"
+        return ("positive" if pos else "negative"), "idiom"
     low = COMPOUND_NOT_AFFECT_RE.sub(" ", low)
     toks = tokenize(low)
     st = analyze_stance(low, toks)
     # In a hypothetical a cessation verb ended nothing ("If I ever quit ..."): only the
     # stance and affect words count.
     polarity = _polarity(st.stance, st.affect) if hypothetical and st.cessation else st.polarity
+    # A feeling alone ("a rough match") takes no side; with a denial beside it ("the
+    # doctor says no hiking for a while") the denial is the side taken.
+    source: StanceSource = ("stance" if st.stance or (st.cessation and not hypothetical)
+                            else "negation" if st.free_negation else "affect")
     if polarity > 0:
-        return "positive"
+        return "positive", source
     if polarity < 0:
-        return "negative"
+        return "negative", source
     # A negation that flips no stance word denies something: the speaker's own habit
     # or state ("I don't own a car") is a stance; a shop's hours are not.
     if (st.free_negation and has_first_person(toks)) or not RARE_WORDS.isdisjoint(toks):
-        return "negative"
-    return "neutral"
+        return "negative", "negation"
+    return "neutral", "none"

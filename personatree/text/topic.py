@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ..lexicons import NOT_NAMING, TOPIC_SKIP
 from .tokens import lemma
+from .word_class import noun_reading
 
-__all__ = ["key_topic", "content_lemmas", "can_name"]
+__all__ = ["key_topic", "content_lemmas", "can_head", "can_name"]
 
 
 
@@ -134,3 +135,24 @@ def can_name(word: str) -> bool:
     if w.endswith("ous") and len(w) >= 6:
         return False  # "delicious", "nervous"
     return not (w.endswith("ful") and len(w) >= 6)
+
+
+def can_head(word: str) -> bool:
+    """Whether a word can name a pattern alone or end the phrase that names it.
+
+    :func:`can_name`, and a word English reads as a noun or a gerund
+    (:func:`~personatree.text.word_class.noun_reading`): "strong", "met" and "assist"
+    name nothing ("Often talks about strong"). Inside a phrase an adjective may stand
+    before its noun ("mental health"), so only a phrase's last word must pass this.
+    A word the lexicon does not know (a name, "biz") is left to :func:`can_name`.
+
+    Parameters
+    ----------
+    word : str
+        A lower-case token.
+
+    Returns
+    -------
+    bool
+    """
+    return can_name(word) and noun_reading(word.removesuffix("'s")) is not False
