@@ -250,6 +250,13 @@ def test_cessation_and_opposite_stance_conflict(judge, embedder, parent_name, re
     assert v.label == "conflict" and v.psi <= -0.35, v
 
 
+def test_a_bad_outing_is_weak_evidence_never_a_conflict(judge, embedder, hiking_mid) -> None:
+    # How one hike felt takes no side on hiking, however close the two are.
+    leaf = node(embedder, "The hike in the rain yesterday was awful.", "event")
+    [v] = judge.validate([(leaf, hiking_mid, 0.99)])
+    assert "opposite affect" in v.reason and -0.35 < v.psi < 0, v
+
+
 def test_unrelated_topic_gives_small_psi(judge, embedder, hiking_mid) -> None:
     v = _verdict(judge, embedder, "I visited the art museum downtown yesterday", "event", hiking_mid)
     assert v.label == "unrelated" and abs(v.psi) < 0.15

@@ -181,9 +181,9 @@ class OfflineJudge:
              hiking" contradicts "Loves hiking");
            - both have one → a = +0.9;
            - both have a polarity: same sign → +1; opposite → -1 when the child has an
-             explicit stance word ("love", "hate", "don't like"), else -0.4 (the child
-             only reports general affect: "hiking in the rain was awful" is weak
-             evidence against "Loves hiking");
+             explicit stance word ("love", "hate", "don't like"), else -0.2 (the child
+             only reports general affect: "hiking in the rain was awful" tells how one
+             outing felt and is never a conflict with "Loves hiking" on its own);
            - exactly one side negates the statement itself ("I don't have kids" vs "Has
              two kids") → -0.7 when neither side has a polarity, else -0.5;
            - only the parent has a polarity → +0.6 (a neutral mention is evidence of

@@ -93,9 +93,10 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
             return 1.0, "same stance"
         if c.stance:
             return -1.0, "opposite stance"
-        # Only general affect on the child ("hiking in the rain was awful"): one bad
-        # experience is weak evidence against a pattern.
-        return -0.4, "opposite affect"
+        # Only general affect on the child ("hiking in the rain was awful"): how one
+        # episode felt takes no side on the pattern, so it stays short of a conflict
+        # however related (|ψ| ≤ 0.2 < θ_conflict), as the stance rule has it.
+        return -0.2, "opposite affect"
     if c.free_negation != p.free_negation:
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
     if fp.polarity:
