@@ -188,14 +188,14 @@ def test_an_opposite_stance_is_a_conflict_even_when_the_judge_says_support(hashi
 
 
 def test_an_opposite_stance_off_the_topic_is_neither_support_nor_conflict(hashing, registry) -> None:
-    # As close as can be, but the leaf names nothing of the pattern's topic: an upbeat
-    # pattern is not contradicted by a remark about hard times in general.
+    # As close as can be and a side taken, but on something else: the leaf names
+    # nothing of the pattern's topic, so it does not contradict the pattern.
     vec = hashing.embed(["likes sushi a lot"])[0]
     g = MemoryGraph("u")
     g.add_node(_node("md_like", Level.MID, "positive", vec, content="Enjoys sushi"))
     judge = ScriptedJudge(hashing, default_psi=1.0)
     leaf = _node("lf_hard", Level.LEAF, "negative", vec, T0 + timedelta(days=1),
-                 content="Keeping my chin up through a rough month.")
+                 content="I dislike crowded places these days.")
     (d,) = plan_insertions(g, [leaf], judge, registry, InsertionConfig())
     assert d.action == "orphan"
     # The same leaf with a word of the topic contradicts the pattern.
