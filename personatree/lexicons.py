@@ -477,7 +477,16 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:doctor|physio|physiotherapist|gp|surgeon|dentist|consultant)'?s? (?:says|said) no (?:more )?[a-z]|"
     # A condition that began weeks or months ago: "I've had terrible insomnia for weeks".
     r"(?:i've|i have) (?:had|been having) (?:[\w-]+ ){1,3}?for (?:weeks|months|a few weeks|a few months|"
-    r"the (?:past|last) (?:few )?(?:weeks|months)))\b"
+    r"the (?:past|last) (?:few )?(?:weeks|months))|"
+    # A contrast with before, told by time words alone: "I'm my own boss now", "we now
+    # live on a boat", "no more alarms at six", "nobody has slept since", "since I
+    # collected my pension". Not the present moment or a duration ("right now", "for
+    # now", "a while now", "now and then"), not a sentence opened by "Now," (a turn in
+    # the talk), and not a greeting's "since we talked" or a lifelong "since I was a kid".
+    r"(?<!right )(?<!just )(?<!for )(?<!by )(?<!until )(?<!till )(?<!even )(?<!years )(?<!months )"
+    r"(?<!weeks )(?<!days )(?<!while )(?<!ages )(?<!^)now(?! and (?:then|again))|"
+    r"since (?:then|(?:i|we|they) (?!was\b|were\b|first\b|(?:last )?(?:talked|spoke|chatted|caught up|met|saw)\b)"
+    r"[a-z']+)|since(?=\s*(?:[.,;:!)]|$))|(?:^|[.;,:!] )no more)\b"
 )
 # A start verb under a negation took nothing up ("I never started", "I haven't joined").
 NEGATED_START_RE: re.Pattern[str] = re.compile(

@@ -281,7 +281,7 @@ SWIM = [
     "The lido swim is the best part of my day, honestly.",
 ]
 # Neither read as a change nor as a stance: only its meaning ties it to the habit.
-PARTED = "The lido and I have parted ways, mornings belong to the allotment now."
+PARTED = "The lido and I have parted ways, my mornings belong to the allotment."
 GIFT = "Should I get them a season pass for the outdoor pool as a present?"
 
 

@@ -257,8 +257,11 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     A stop or a start ("I gave up chess", "I took up rowing"), or a change of state in
     the speaker's life: a move, a job or relationship begun or ended, a diagnosis or
     injury, a habit dropped ("We moved to the coast in spring", "I got promoted to
-    team lead", "Turns out I'm allergic to nuts"). Questions and sentences without
-    the speaker in them never count.
+    team lead", "Turns out I'm allergic to nuts"), or a contrast with before told by
+    time words alone ("I'm my own boss now", "no more alarms at six", "since I
+    collected my pension"), though not the present moment ("right now") nor a
+    duration ("for a while now"). Questions and sentences without the speaker in them
+    never count.
 
     Parameters
     ----------
