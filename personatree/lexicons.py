@@ -44,6 +44,7 @@ __all__ = [
     "NEGATED_START_RE",
     "NOT_NAMING",
     "CHANGE_OF_STATE_RE",
+    "OTHER_PEOPLE",
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
@@ -367,6 +368,15 @@ CESSATION_RE: re.Pattern[str] = re.compile(
     r"lost interest|lose interest|grew out of|grown out of|"
     r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
     r"retired|gone off|dropped out)\b"
+)
+# People other than the speaker, as the subject of a cessation verb: "my aunt used to
+# help us out" and "he quit last year" end nothing of the speaker's own.
+OTHER_PEOPLE: frozenset[str] = frozenset(
+    """he she they he's she's they've he'd she'd they'd mum mom dad father mother parents son
+    daughter wife husband partner boyfriend girlfriend brother sister sibling gran grandma
+    grandmother grandad granddad grandpa grandfather aunt uncle cousin niece nephew friend
+    friends kid kids child children baby neighbour neighbor boss colleague coworker
+    roommate flatmate teacher coach everyone everybody nobody""".split()
 )
 # A negator right before a cessation verb cancels it ("I never stopped", "can't quit").
 CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(

@@ -250,6 +250,19 @@ def test_cessation_and_opposite_stance_conflict(judge, embedder, parent_name, re
     assert v.label == "conflict" and v.psi <= -0.35, v
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["My uncle used to take me hiking every summer.",
+     "My sister loved the hills, and used to go hiking every weekend.",
+     "He quit hiking when he moved to the city."],
+)
+def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) -> None:
+    # Another person's past habit ends nothing of the speaker's.
+    leaf = node(embedder, text, "event")
+    [v] = judge.validate([(leaf, hiking_mid, 0.9)])
+    assert "cessation" not in v.reason and v.label != "conflict", v
+
+
 def test_a_bad_outing_is_weak_evidence_never_a_conflict(judge, embedder, hiking_mid) -> None:
     # How one hike felt takes no side on hiking, however close the two are.
     leaf = node(embedder, "The hike in the rain yesterday was awful.", "event")

@@ -192,9 +192,38 @@ def test_free_negation_only_when_nothing_was_flipped() -> None:
 
 
 @pytest.mark.parametrize(
+    "sentence",
+    ["We want to foster teenagers who haven't known a stable home.",
+     "Our school has a garden and most others don't.",
+     "At the meetup I talked to people who weren't into board games at all.",
+     "My brother doesn't own a car."],
+)
+def test_someone_elses_denial_is_no_free_negation(sentence: str) -> None:
+    # Denied of others, not of the speaker: no side taken on the topic.
+    assert not analyze_stance(sentence).free_negation
+    assert stance_label(sentence) == "neutral"
+
+
+def test_someone_elses_negator_still_flips_a_stance_word() -> None:
+    assert analyze_stance("My kids don't like broccoli").polarity == -1
+
+
+@pytest.mark.parametrize(
     ("sentence", "phrase"),
     [("I quit smoking", "quit"), ("I gave up on running", "gave up"), ("I no longer eat meat", "no longer"),
-     ("I never stopped painting", None), ("I can't quit coffee", None), ("I'm used to it", None)],
+     ("I never stopped painting", None), ("I can't quit coffee", None), ("I'm used to it", None),
+     # Another person's stop ends nothing of the speaker's, whatever the clause.
+     ("My uncle used to take us fishing every summer.", None),
+     ("She quit the choir when her knee went.", None),
+     ("My neighbour no longer walks her terrier.", None),
+     ("Grandpa loved the allotment, and used to grow leeks there.", None),
+     ("It's strange to think he's not at the bakery anymore.", None),
+     # The speaker's own, with the subject shared, left out or beside someone else.
+     ("My brother and I stopped speaking in March.", "stopped"),
+     ("I loved the choir, but stopped going after the move.", "stopped"),
+     ("Gave up on the crossword this spring.", "gave up"),
+     ("I don't visit my cousins anymore.", "anymore"),
+     ("Gardening used to be my thing.", "used to")],
 )
 def test_find_cessation(sentence: str, phrase: str | None) -> None:
     assert find_cessation(sentence) == phrase

@@ -29,6 +29,7 @@ from ..lexicons import (
     LIKE_SUBJECTS,
     NEG_EXEMPT,
     NEGATED_START_RE,
+    OTHER_PEOPLE,
     NEGATION_IDIOM_RE,
     NEGATORS,
     POSITIVE_NEGATED,
@@ -89,7 +90,9 @@ def find_cessation(text: str) -> str | None:
 
     Cessation verbs flip the stance toward an ongoing pattern: "I stopped hiking",
     "I don't hike anymore", "I used to love hiking", "I quit my job". A negator right
-    before the verb cancels it ("I never stopped running", "I can't quit coffee").
+    before the verb cancels it ("I never stopped running", "I can't quit coffee"), and
+    a verb whose subject is another person ends nothing of the speaker's ("my aunt used
+    to help us out", "he quit last year").
 
     Parameters
     ----------
@@ -118,11 +121,71 @@ def _cancelled(low: str, m: re.Match[str]) -> bool:
     return CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None
 
 
+# Words that may stand between a cessation verb and its subject ("she has finally quit").
+_BEFORE_VERB = frozenset(
+    """just finally recently actually totally completely eventually basically also both all
+    even really officially literally already have has had was were is are been""".split()
+)
+# Where the clause of a cessation verb starts, looking back from it; a conjunction
+# there may leave its subject out ("my aunt believed in it, and used to help").
+_CLAUSE_START_RE = re.compile(
+    r"[.,;:!?]|\b(and|but|so|because|when|while|after|before|since|though|although|then)\b"
+)
+_SENTENCE_START_RE = re.compile(r"[.!?;]")
+_SHARED_SUBJECT = frozenset({"and", "but", "then"})
+_DETERMINERS = frozenset("my our his her their the a an".split())
+# Phrases told after a negated verb, whose subject comes before the negator: "I don't
+# see my friends anymore", "he's not here anymore".
+_NO_SUBJECT = frozenset({"anymore", "any more", "not anymore"})
+
+
+def _negator_at(words: list[str]) -> int | None:
+    """The index of the last negator among ``words``, or ``None``."""
+    for i in range(len(words) - 1, -1, -1):
+        if words[i] in ("not", "never") or words[i].endswith("n't"):
+            return i
+    return None
+
+
+def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
+    """The word that stands as the subject of the cessation phrase ``m``, or ``None``
+    when the clause leaves it out and no clause before gives it ("Gave up sugar")."""
+    head = low[:m.start()]
+    starts = list(_CLAUSE_START_RE.finditer(head))
+    clause = head[starts[-1].end():] if starts else head
+    words = tokenize(clause)
+    if m.group(0) in _NO_SUBJECT:
+        neg = _negator_at(words)
+        if neg is None:
+            return None
+        words = words[:neg]
+    words = [w for w in words if w not in _BEFORE_VERB]
+    if words:
+        return words[-1]
+    if not starts or starts[-1].group(1) not in _SHARED_SUBJECT:
+        return None
+    # "My aunt believed in it, and used to help": the subject of the clause before.
+    before = head[:starts[-1].start()]
+    sentences = list(_SENTENCE_START_RE.finditer(before))
+    lead = [w for w in tokenize(before[sentences[-1].end():] if sentences else before) if w not in _DETERMINERS]
+    return lead[0] if lead else None
+
+
+def _told_of_other(low: str, m: re.Match[str]) -> bool:
+    """Whether another person is the subject of the cessation phrase ``m``: "my aunt
+    used to help us out", "he quit last year", "he's not here anymore". A cessation
+    with the speaker as subject, or with none ("Gave up sugar in May"), is the
+    speaker's."""
+    return _cessation_subject(low, m) in OTHER_PEOPLE
+
+
 def _first_cessation(low: str) -> tuple[re.Match[str] | None, bool]:
-    """The first uncancelled cessation phrase in normalised text, and whether a
-    cancelled one came before it."""
+    """The first uncancelled cessation phrase in normalised text with the speaker as
+    subject, and whether a cancelled one came before it."""
     cancelled = False
     for m in CESSATION_RE.finditer(low):
+        if _told_of_other(low, m):
+            continue
         if not _cancelled(low, m):
             return m, cancelled
         cancelled = True
@@ -186,6 +249,11 @@ def _word_value(toks: list[str], i: int, prev: str) -> tuple[int, bool, bool]:
 _SCORED = STANCE_POS | STANCE_NEG | LIKE_FORMS | AFFECT_POS | AFFECT_NEG | {"stand", "sick", "tired"}
 
 
+def _scored_within(toks: list[str], neg: int) -> bool:
+    """Whether a stance or affect word follows the negator at ``neg`` within reach."""
+    return not _SCORED.isdisjoint(toks[neg + 1:neg + 1 + _NEG_WINDOW])
+
+
 def _unbeaten(toks: list[str], neg: int, i: int) -> bool:
     """Whether the negator at ``neg`` and the comparison at ``i`` say nothing beats it."""
     return (
@@ -205,10 +273,16 @@ class _WordScan:
     free_negation: bool = False
 
 
+# Subjects of a negator that deny something of others, not of the speaker: "kids who
+# haven't had a home", "mine have so much and others don't".
+_OTHERS_DENY = OTHER_PEOPLE | {"who", "others", "people", "someone", "somebody", "folks"}
+
+
 def _scan_words(toks: list[str]) -> _WordScan:
     """Sum the stance and affect words, each flipped by a negator up to
     :data:`_NEG_WINDOW` tokens before it; a negator flips at most one word, and one
-    that flips none is a free negation of the statement itself. A comparison nothing
+    that flips none is a free negation of the statement itself, unless its subject is
+    someone else ("kids who haven't had that", "others don't"). A comparison nothing
     wins ("never felt better", "nothing beats") counts as praise."""
     out = _WordScan()
     last_neg = -100
@@ -230,7 +304,9 @@ def _scan_words(toks: list[str]) -> _WordScan:
                     out.free_negation = True  # the previous negator flipped nothing
                 out.negated = True
                 last_neg = i
-                neg_used = False
+                # Someone else's "haven't" denies nothing of the speaker's; it still
+                # flips a stance word after it ("my kids don't like it").
+                neg_used = prev in _OTHERS_DENY and not _scored_within(toks, i)
             prev = t
             continue
         if t not in _SCORED:
