@@ -451,7 +451,8 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 # "for good" ("I left the classroom for good"; the "good" in it is no praise).
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
-    r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
+    # Not the greeting "we haven't talked in ages" (talking to someone since is a stop).
+    r"(?!(?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b)(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
     r"|\b(?:i've|we've|i have|we have) (?:\w+ )?cut out (?!for\b)|\b(?:swore|sworn|swear) off\b"
     r"|\boff the menu\b|\bkicked the habit\b|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
     r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"
@@ -514,9 +515,10 @@ COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(
 # reassurance ("you're not alone"), a thing said to be hard and kept up ("moving
 # isn't easy", "no walk in the park"; with its echo "... and the test wasn't
 # either"), a thing not done *yet* or not decided, advice to the listener ("don't
-# let it get you down"), and negators of enthusiasm or surprise ("I can't stop
-# knitting", "it never lets me down", "I never knew chess could be this fun"). Read as
-# a free negation, each made a negative stance, and a greeting became the change of
+# let it get you down"), negators of enthusiasm or surprise ("I can't stop knitting",
+# "I can't let go of that dream", "it never lets me down", "I never knew chess could be
+# this fun") and small talk ("haven't talked in ages", "not much new", "why not"). Read
+# as a free negation, each made a negative stance, and a greeting became the change of
 # mind of the pattern it was said beside.
 NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
     r"\b(?:long time no (?:see|talk|chat|speak|hear)|oh no\b|not a problem|"
@@ -529,9 +531,13 @@ NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
     r"(?:haven't|hasn't|have not|has not|not) (?:\w+ ){0,5}?yet\b|"
     r"(?:haven't|hasn't|have not|has not|can't|cannot|couldn't|didn't|not) (?:yet )?(?:decided|decide|figured)\b|"
     r"don't let [^,.;!?]*|"
-    r"(?:can't|cannot|couldn't) stop\b|"
+    r"(?:can't|cannot|couldn't) (?:stop|let go)\b|"
     r"(?:never|won't|didn't|doesn't|don't) lets? (?:me|us|you|him|her|them) down\b|"
-    r"(?:never|didn't) (?:knew|know|thought|think|reali[sz]ed?|imagined|expected)\b)"
+    r"(?:never|didn't) (?:knew|know|thought|think|reali[sz]ed?|imagined|expected)\b|"
+    # Small talk: "haven't talked in ages", "not much new here", "why not?".
+    r"(?:haven't|hasn't|have not|not) (?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b|"
+    r"(?:not|nothing) (?:much|a lot|too much|anything|special)? ?(?:is |has been )?(?:new|going on|happening)\b|"
+    r"why not\b)"
 )
 
 
