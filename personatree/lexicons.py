@@ -580,7 +580,7 @@ NOT_NAMING: frozenset[str] = frozenset(
     continue finish end hang join leave live look mention notice realize handle deal
     inspire motivate encourage admire achieve accomplish reckon suppose thing stuff way
     lot kind sort bit part side difference experience word world life people person
-    moment time day idea news place everyone someone anyone anything something
+    moment time day ages idea news place everyone someone anyone anything something
     everything nothing anytime sometime somewhere anywhere self worth else either means
     one ones thanks chance point case reason fact question answer step option suggestion
     detail other others guy folks em journey item list piece sense goal goals plan long

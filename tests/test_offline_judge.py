@@ -610,6 +610,18 @@ def test_a_claim_is_named_by_a_noun_not_by_an_adjective_or_a_verb() -> None:
     assert claim_phrase(harbour, ["positive"] * 3, "preference", harbour[0]) == ("Enjoys harbour", "harbour")
 
 
+def test_a_claim_topic_is_used_as_a_noun_at_least_once() -> None:
+    from personatree.judge.claims import shared_topic
+
+    # "read" is a noun in the lexicon ("a good read"), a verb in every member here.
+    promises = ["I'll look that novel up, it sounds like a fun one to read on the train.",
+                "No, I haven't read those yet, but they're on my list.",
+                "I'd love to read more of her poems."]
+    assert "read" not in shared_topic(promises).split()
+    # A verb somewhere and a noun elsewhere still names the activity.
+    assert shared_topic(["I dance every morning.", "My dance class is the best.", "We dance at weddings."]) == "dance"
+
+
 def test_a_claim_topic_repeats_no_word_and_ends_on_no_possessive() -> None:
     from personatree.judge.claims import shared_topic
 

@@ -85,6 +85,14 @@ MIN_TOPIC_SHARE = 0.3
 # word is a loose one.
 SMALL_PATTERN = 5
 
+# Words after which a word is a verb, whatever else it can be: "a book to read", "I
+# haven't read them" name no reading habit. A topic must be used as a noun at least once.
+_VERB_BEFORE = frozenset(
+    """to will would can could should must might may shall don't didn't doesn't won't
+    can't couldn't haven't hasn't i we you they i'll we'll you'll they'll i'd we'd i've
+    we've you've they've""".split()
+)
+
 # The speaker alone in the first person ("we" may be anyone).
 _I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
 # First words of a line that points at something rather than saying what holds.
@@ -136,8 +144,9 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     The content lemmas (:func:`~personatree.text.content_lemmas`) are counted by how
     many texts hold them; numbers are left out, and so are names unless ``names`` (a
     one-off place or counter is not the topic of a preference; a fact's place is its
-    topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`)
-    held by at least two texts (one for one text) and by ``min_share`` of them
+    topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`),
+    used at least once where it is no verb (not after "to", a modal or a subject
+    pronoun: "a book to read" names no reading), held by at least two texts (one for one text) and by ``min_share`` of them
     qualifies; the most widely held picks the phrase: the most common key topic
     (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
     words that at least two texts share (all words for one text). Notes in brackets
@@ -170,7 +179,8 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         for lm in content_lemmas([w for w in ts if w not in skip]):
             df[lm] += 1
             first.setdefault(lm, k * 1000 + next(i for i, w in enumerate(ts) if lemma(w) == lm))
-        nameable.update(lemma(w) for w in ts if w not in skip and can_head(w))
+        nameable.update(lemma(w) for i, w in enumerate(ts)
+                        if w not in skip and can_head(w) and (i == 0 or ts[i - 1] not in _VERB_BEFORE))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
     held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]
