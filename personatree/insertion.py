@@ -166,7 +166,8 @@ def stance_checked(
     leaf is at most unrelated, never support: it is about something else ("Staying
     positive helps in tough times" is close to any upbeat pattern of the person's, and
     says nothing against their stretching routine), or it tells how one episode felt
-    ("I had a rough game last week" is no change of mind about basketball). A conflict
+    or went ("I had a rough game last week", "didn't make the final" are no change of
+    mind about basketball). A conflict
     the judge itself found stands either way.
 
     Returns
@@ -189,7 +190,7 @@ def stance_checked(
 @lru_cache(maxsize=1 << 14)
 def _told_by_feeling(text: str) -> bool:
     # A consolidation pass asks this of one leaf against many mids.
-    return stance_reading(text)[1] == "affect"
+    return stance_reading(text)[1] in ("affect", "episode")
 
 
 def names_topic(leaf: Node, mid: Node) -> bool:

@@ -263,6 +263,18 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
     assert "cessation" not in v.reason and v.label != "conflict", v
 
 
+def test_a_denied_episode_is_weak_evidence_never_a_conflict(judge, embedder) -> None:
+    # How one climb went takes no side on the climbing the person works toward.
+    goal = node(embedder, "Training to climb the north face next summer", "goal", Level.MID, nid="mid-climb")
+    leaf = node(embedder, "Windy day on the crag, I didn't reach the top of the climb.", "event")
+    [v] = judge.validate([(leaf, goal, 0.95)])
+    assert "a denial of one episode" in v.reason and -0.35 < v.psi < 0 and v.label != "conflict", v
+    # A standing denial still is one.
+    leaf = node(embedder, "I don't climb on the north face.", "event")
+    [v] = judge.validate([(leaf, goal, 0.95)])
+    assert "negated vs affirmed" in v.reason, v
+
+
 def test_a_bad_outing_is_weak_evidence_never_a_conflict(judge, embedder, hiking_mid) -> None:
     # How one hike felt takes no side on hiking, however close the two are.
     leaf = node(embedder, "The hike in the rain yesterday was awful.", "event")

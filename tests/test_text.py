@@ -404,6 +404,10 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("A rough week at the pool, honestly.", ("negative", "affect")),
         ("I hurt my shoulder badly and the physio says no swimming for a month.", ("negative", "negation")),
         ("I don't own a swimsuit.", ("negative", "negation")),
+        # How one time went: a past episode denied, no side taken on swimming.
+        ("Rough gala, I didn't make the relay final.", ("negative", "episode")),
+        ("I couldn't get a lane at the pool on Sunday.", ("negative", "episode")),
+        ("I didn't go and I don't want to.", ("negative", "negation")),
         ("That must have been hard for you.", ("neutral", "listener")),
         ("The pool opens at seven.", ("neutral", "none")),
     ],

@@ -98,6 +98,10 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
         # however related (|ψ| ≤ 0.2 < θ_conflict), as the stance rule has it.
         return -0.2, "opposite affect"
     if c.free_negation != p.free_negation:
+        if (c if c.free_negation else p).episodic_negation:
+            # "Tough tournament, didn't make the final": how one time went, no side
+            # taken on the pattern; weak, as an opposite feeling is.
+            return -0.2, "a denial of one episode"
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
     if fp.polarity:
         return (0.35 if fp.polarity < 0 and p.stance < 0 else 0.6), "neutral mention of the topic"

@@ -75,6 +75,9 @@ class Stance:
     cessation : bool
         A cessation phrase occurs ("stopped", "quit", "gave up", "no longer",
         "anymore", "used to"), not cancelled by a negator ("never stopped").
+    episodic_negation : bool
+        The free negation denies one past episode only ("didn't", "couldn't",
+        "wasn't": "I didn't make it to the final"), not a standing state or habit.
     """
 
     polarity: int
@@ -83,6 +86,7 @@ class Stance:
     negated: bool
     free_negation: bool
     cessation: bool
+    episodic_negation: bool = False
 
 
 def find_cessation(text: str) -> str | None:
@@ -271,11 +275,16 @@ class _WordScan:
     affect: int = 0
     negated: bool = False
     free_negation: bool = False
+    # Every negator that flipped nothing was one of a past episode.
+    episodic: bool = True
 
 
 # Subjects of a negator that deny something of others, not of the speaker: "kids who
 # haven't had a home", "mine have so much and others don't".
 _OTHERS_DENY = OTHER_PEOPLE | {"who", "others", "people", "someone", "somebody", "folks"}
+# Negators of one past episode: "didn't make it to the final", "couldn't find my way"
+# tell how one time went, not a side the speaker takes ("I don't own a car" does).
+_EPISODE_NEGATORS = frozenset("didn't couldn't wasn't weren't didnt couldnt wasnt werent".split())
 
 
 def _scan_words(toks: list[str]) -> _WordScan:
@@ -302,6 +311,7 @@ def _scan_words(toks: list[str]) -> _WordScan:
             else:
                 if not neg_used:
                     out.free_negation = True  # the previous negator flipped nothing
+                    out.episodic &= toks[last_neg] in _EPISODE_NEGATORS
                 out.negated = True
                 last_neg = i
                 # Someone else's "haven't" denies nothing of the speaker's; it still
@@ -327,6 +337,7 @@ def _scan_words(toks: list[str]) -> _WordScan:
         prev = t
     if not neg_used:
         out.free_negation = True
+        out.episodic &= toks[last_neg] in _EPISODE_NEGATORS
     return out
 
 
@@ -416,7 +427,8 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     stance = _sign(stance)
     affect = _sign(scan.affect)
     polarity = -1 if cessation else _polarity(stance, affect)
-    return Stance(polarity, stance, affect, scan.negated, free_neg, cessation)
+    return Stance(polarity, stance, affect, scan.negated, free_neg, cessation,
+                  free_neg and scan.free_negation and scan.episodic)
 
 
 #: The labels :func:`stance_label` gives: the stance model's names, in its order.
@@ -462,7 +474,7 @@ def stance_label(text: str, tokens: list[str] | None = None) -> StanceName:
 
 
 #: What a stance label rests on (:func:`stance_reading`).
-StanceSource = Literal["listener", "change", "idiom", "stance", "affect", "negation", "none"]
+StanceSource = Literal["listener", "change", "idiom", "stance", "affect", "negation", "episode", "none"]
 
 
 def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceName, StanceSource]:
@@ -473,7 +485,8 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     ``"affect"``: general affect words alone ("It was a tough week", "the hike was
     lovely"), a feeling about an episode rather than a side taken on its topic;
     ``"negation"``: a denial ("I don't own a car", "a bad fall, and no skiing for a
-    month");
+    month"); ``"episode"``: a denial of one past episode only ("Tough match, didn't
+    make the final"), how one time went rather than a side taken;
     ``"listener"``: said about the listener; ``"none"``: neutral on its own.
 
     Parameters
@@ -517,6 +530,7 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     # A feeling alone ("a rough match") takes no side; with a denial beside it ("the
     # doctor says no hiking for a while") the denial is the side taken.
     source: StanceSource = ("stance" if st.stance or (st.cessation and not hypothetical)
+                            else "episode" if st.episodic_negation
                             else "negation" if st.free_negation else "affect")
     if polarity > 0:
         return "positive", source
@@ -524,6 +538,8 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
         return "negative", source
     # A negation that flips no stance word denies something: the speaker's own habit
     # or state ("I don't own a car") is a stance; a shop's hours are not.
-    if (st.free_negation and has_first_person(toks)) or not RARE_WORDS.isdisjoint(toks):
+    if not RARE_WORDS.isdisjoint(toks):
         return "negative", "negation"
+    if st.free_negation and has_first_person(toks):
+        return "negative", "episode" if st.episodic_negation else "negation"
     return "neutral", "none"
