@@ -634,6 +634,17 @@ def test_a_claim_topic_is_used_as_a_noun_at_least_once() -> None:
     assert shared_topic(["I dance every morning.", "My dance class is the best.", "We dance at weddings."]) == "dance"
 
 
+def test_a_thing_left_out_names_no_claim() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # Gluten-free baking is no gluten: "Enjoys gluten" would say the opposite.
+    bakes = ["I baked a gluten-free loaf for my sister this morning.",
+             "My gluten-free scones came out light for once!",
+             "I love trying gluten free recipes on Sundays."]
+    phrase, topic = claim_phrase(bakes, ["positive"] * 3, "preference", bakes[0])
+    assert "gluten" not in topic.split(), phrase
+
+
 def test_a_claim_topic_repeats_no_word_and_ends_on_no_possessive() -> None:
     from personatree.judge.claims import shared_topic
 

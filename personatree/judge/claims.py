@@ -107,6 +107,7 @@ _HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
 
 # The cause of a stop or a start, when the members share one ("after a knee injury").
 _CAUSE_RE = re.compile(r"\b(after|because of|due to|since)\s+(?:my|the|a|an|our|his|her)\s+((?:[a-z'-]+\s+){0,2}[a-z'-]+)", re.I)
+_FREE_RE = re.compile(r"\b[a-z]+(?:-|\s)free\b", re.I)
 _PAREN_RE = re.compile(r"\s*\([^)]*\)|\s*\[[^\]]*\]")
 _NOTE_RE = re.compile(r"\b(?:note|entry|day|item|#)\s*\d+\b|#\d+", re.I)
 _WE_RE = re.compile(r"^\W*(we're|we are|we)\b", re.I)
@@ -150,7 +151,8 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     qualifies; the most widely held picks the phrase: the most common key topic
     (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
     words that at least two texts share (all words for one text). Notes in brackets
-    ("(note 12)", "[shares a photo]") are not read.
+    ("(note 12)", "[shares a photo]") are not read, nor is a thing left out ("dairy-free
+    cake" names no dairy).
 
     Parameters
     ----------
@@ -170,6 +172,9 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         "" when no word qualifies.
     """
     cleaned = [_PAREN_RE.sub("", strip_summary_suffix(t)) for t in texts]
+    # "dairy-free brownies" are no dairy: a thing named only as what is left out
+    # is not what the members share.
+    cleaned = [_FREE_RE.sub(" ", t) for t in cleaned]
     toks = [tokenize(t) for t in cleaned]
     skip = set() if names else {w.lower() for t in cleaned for e in find_entities(t) for w in e.split()}
     df: Counter[str] = Counter()
