@@ -452,7 +452,8 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
     # Not the greeting "we haven't talked in ages" (talking to someone since is a stop).
-    r"(?!(?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b)(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
+    r"(?!(?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b)"
+    r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
     r"|\b(?:i've|we've|i have|we have) (?:\w+ )?cut out (?!for\b)|\b(?:swore|sworn|swear) off\b"
     r"|\boff the menu\b|\bkicked the habit\b|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
     r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"

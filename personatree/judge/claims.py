@@ -147,8 +147,8 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     one-off place or counter is not the topic of a preference; a fact's place is its
     topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`),
     used at least once where it is no verb (not after "to", a modal or a subject
-    pronoun: "a book to read" names no reading), held by at least two texts (one for one text) and by ``min_share`` of them
-    qualifies; the most widely held picks the phrase: the most common key topic
+    pronoun: "a book to read" names no reading), held by at least two texts (one for
+    one text) and by ``min_share`` of them qualifies; the most widely held picks the phrase: the most common key topic
     (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
     words that at least two texts share (all words for one text). Notes in brackets
     ("(note 12)", "[shares a photo]") are not read, nor is a thing left out ("dairy-free
@@ -185,7 +185,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
             df[lm] += 1
             first.setdefault(lm, k * 1000 + next(i for i, w in enumerate(ts) if lemma(w) == lm))
         nameable.update(lemma(w) for i, w in enumerate(ts)
-                        if w not in skip and can_head(w) and (i == 0 or ts[i - 1] not in _VERB_BEFORE))
+                        if w not in skip and can_head(w) and not (i and ts[i - 1] in _VERB_BEFORE))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
     held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]

@@ -29,9 +29,9 @@ from ..lexicons import (
     LIKE_SUBJECTS,
     NEG_EXEMPT,
     NEGATED_START_RE,
-    OTHER_PEOPLE,
     NEGATION_IDIOM_RE,
     NEGATORS,
+    OTHER_PEOPLE,
     POSITIVE_NEGATED,
     RARE_WORDS,
     STANCE_NEG,
@@ -171,8 +171,8 @@ def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
     # "My aunt believed in it, and used to help": the subject of the clause before.
     before = head[:starts[-1].start()]
     sentences = list(_SENTENCE_START_RE.finditer(before))
-    lead = [w for w in tokenize(before[sentences[-1].end():] if sentences else before) if w not in _DETERMINERS]
-    return lead[0] if lead else None
+    lead = tokenize(before[sentences[-1].end():] if sentences else before)
+    return next((w for w in lead if w not in _DETERMINERS), None)
 
 
 def _told_of_other(low: str, m: re.Match[str]) -> bool:
@@ -254,8 +254,10 @@ _SCORED = STANCE_POS | STANCE_NEG | LIKE_FORMS | AFFECT_POS | AFFECT_NEG | {"sta
 
 
 def _scored_within(toks: list[str], neg: int) -> bool:
-    """Whether a stance or affect word follows the negator at ``neg`` within reach."""
-    return not _SCORED.isdisjoint(toks[neg + 1:neg + 1 + _NEG_WINDOW])
+    """Whether a stance or affect word, or a comparison nothing wins ("couldn't be
+    happier"), follows the negator at ``neg`` within reach."""
+    window = toks[neg + 1:neg + 1 + _NEG_WINDOW]
+    return not (_SCORED.isdisjoint(window) and UNBEATEN.isdisjoint(window))
 
 
 def _unbeaten(toks: list[str], neg: int, i: int) -> bool:
@@ -291,7 +293,8 @@ def _scan_words(toks: list[str]) -> _WordScan:
     """Sum the stance and affect words, each flipped by a negator up to
     :data:`_NEG_WINDOW` tokens before it; a negator flips at most one word, and one
     that flips none is a free negation of the statement itself, unless its subject is
-    someone else ("kids who haven't had that", "others don't"). A comparison nothing
+    someone else ("kids who haven't had that", "others don't"); one that denies a past
+    episode only ("didn't make the final") is marked as such. A comparison nothing
     wins ("never felt better", "nothing beats") counts as praise."""
     out = _WordScan()
     last_neg = -100
@@ -315,7 +318,7 @@ def _scan_words(toks: list[str]) -> _WordScan:
                 out.negated = True
                 last_neg = i
                 # Someone else's "haven't" denies nothing of the speaker's; it still
-                # flips a stance word after it ("my kids don't like it").
+                # flips a stance word or praise after it ("my kids don't like it").
                 neg_used = prev in _OTHERS_DENY and not _scored_within(toks, i)
             prev = t
             continue
