@@ -166,9 +166,8 @@ def stance_checked(
     leaf is at most unrelated, never support: it is about something else ("Staying
     positive helps in tough times" is close to any upbeat pattern of the person's, and
     says nothing against their stretching routine), or it tells how one episode felt
-    or went ("I had a rough game last week", "didn't make the final" are no change of
-    mind about basketball). A conflict
-    the judge itself found stands either way.
+    or went ("I had a rough game last week", "we didn't reach the summit" are no change of
+    mind about basketball). A conflict the judge itself found stands either way.
 
     Returns
     -------
@@ -182,14 +181,15 @@ def stance_checked(
         return min(psi, 0.0), "unrelated", f"{why}, off topic (similarity {sim:.2f})"
     if new_psi < 0 and not names_topic(leaf, mid):
         return min(psi, 0.0), "unrelated", f"{why}, off topic (no word of its topic)"
-    if new_psi < 0 and _told_by_feeling(leaf.content):
+    if new_psi < 0 and _tells_an_episode(leaf.content):
         return min(psi, 0.0), "unrelated", f"{why}, a feeling about an episode"
     return new_psi, "conflict" if new_psi < 0 else "unrelated", why
 
 
 @lru_cache(maxsize=1 << 14)
-def _told_by_feeling(text: str) -> bool:
-    # A consolidation pass asks this of one leaf against many mids.
+def _tells_an_episode(text: str) -> bool:
+    # How one time felt or went, no side taken. A consolidation pass asks this of one
+    # leaf against many mids.
     return stance_reading(text)[1] in ("affect", "episode")
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "NOT_NAMING",
     "CHANGE_OF_STATE_RE",
     "OTHER_PEOPLE",
+    "DETERMINERS",
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
@@ -369,8 +370,11 @@ CESSATION_RE: re.Pattern[str] = re.compile(
     r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
     r"retired|gone off|dropped out)\b"
 )
-# People other than the speaker, as the subject of a cessation verb: "my aunt used to
-# help us out" and "he quit last year" end nothing of the speaker's own.
+# Determiners: the word after one is named, not acting ("the 'I' of the poem", "my
+# aunt ... used to help": the aunt is the subject).
+DETERMINERS: frozenset[str] = frozenset("the a an this that his her their our my your".split())
+# People other than the speaker, as the subject of a cessation verb: "my uncle used to
+# take us sailing" and "he quit last year" end nothing of the speaker's own.
 OTHER_PEOPLE: frozenset[str] = frozenset(
     """he she they he's she's they've he'd she'd they'd mum mom dad father mother parents son
     daughter wife husband partner boyfriend girlfriend brother sister sibling gran grandma
@@ -451,7 +455,7 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 # "for good" ("I left the classroom for good"; the "good" in it is no praise).
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
-    # Not the greeting "we haven't talked in ages" (talking to someone since is a stop).
+    # Not the greeting "we haven't spoken in months" (talking to someone since is a stop).
     r"(?!(?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b)"
     r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
     r"|\b(?:i've|we've|i have|we have) (?:\w+ )?cut out (?!for\b)|\b(?:swore|sworn|swear) off\b"
@@ -517,8 +521,8 @@ COMPOUND_NOT_AFFECT_RE: re.Pattern[str] = re.compile(
 # isn't easy", "no walk in the park"; with its echo "... and the test wasn't
 # either"), a thing not done *yet* or not decided, advice to the listener ("don't
 # let it get you down"), negators of enthusiasm or surprise ("I can't stop knitting",
-# "I can't let go of that dream", "it never lets me down", "I never knew chess could be
-# this fun") and small talk ("haven't talked in ages", "not much new", "why not"). Read
+# "I can't let go of the bookshop idea", "it never lets me down", "I never knew chess could be
+# this fun") and small talk ("haven't spoken in months", "nothing new here", "why not"). Read
 # as a free negation, each made a negative stance, and a greeting became the change of
 # mind of the pattern it was said beside.
 NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
@@ -535,7 +539,7 @@ NEGATION_IDIOM_RE: re.Pattern[str] = re.compile(
     r"(?:can't|cannot|couldn't) (?:stop|let go)\b|"
     r"(?:never|won't|didn't|doesn't|don't) lets? (?:me|us|you|him|her|them) down\b|"
     r"(?:never|didn't) (?:knew|know|thought|think|reali[sz]ed?|imagined|expected)\b|"
-    # Small talk: "haven't talked in ages", "not much new here", "why not?".
+    # Small talk: "haven't spoken in months", "nothing new here", "why not?".
     r"(?:haven't|hasn't|have not|not) (?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b|"
     r"(?:not|nothing) (?:much|a lot|too much|anything|special)? ?(?:is |has been )?(?:new|going on|happening)\b|"
     r"why not\b)"

@@ -85,7 +85,7 @@ MIN_TOPIC_SHARE = 0.3
 # word is a loose one.
 SMALL_PATTERN = 5
 
-# Words after which a word is a verb, whatever else it can be: "a book to read", "I
+# Words after which a word is a verb, whatever else it can be: "something to read", "I
 # haven't read them" name no reading habit. A topic must be used as a noun at least once.
 _VERB_BEFORE = frozenset(
     """to will would can could should must might may shall don't didn't doesn't won't
@@ -147,10 +147,11 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     one-off place or counter is not the topic of a preference; a fact's place is its
     topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`),
     used at least once where it is no verb (not after "to", a modal or a subject
-    pronoun: "a book to read" names no reading), held by at least two texts (one for
-    one text) and by ``min_share`` of them qualifies; the most widely held picks the phrase: the most common key topic
-    (:func:`~personatree.text.key_topic`) among the texts that contains it, cut to the
-    words that at least two texts share (all words for one text). Notes in brackets
+    pronoun: "something to read" names no reading), held by at least two texts (one for
+    one text) and by ``min_share`` of them qualifies; the most widely held picks the
+    phrase: the most common key topic (:func:`~personatree.text.key_topic`) among the
+    texts that contains it, cut to the words that at least two texts share (all words
+    for one text). Notes in brackets
     ("(note 12)", "[shares a photo]") are not read, nor is a thing left out ("dairy-free
     cake" names no dairy).
 

@@ -186,7 +186,7 @@ class OfflineJudge:
              outing felt and is never a conflict with "Loves hiking" on its own);
            - exactly one side negates the statement itself ("I don't have kids" vs "Has
              two kids") → -0.7 when neither side has a polarity, else -0.5; -0.2 when
-             that negation denies one past episode only ("didn't make the final");
+             that negation denies one past episode only ("we didn't reach the summit");
            - only the parent has a polarity → +0.6 (a neutral mention is evidence of
              engagement), or +0.35 when the parent is an explicit dislike;
            - only the child has a polarity → +0.7; neither → +0.8.

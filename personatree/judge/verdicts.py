@@ -99,7 +99,7 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
         return -0.2, "opposite affect"
     if c.free_negation != p.free_negation:
         if (c if c.free_negation else p).episodic_negation:
-            # "Tough tournament, didn't make the final": how one time went, no side
+            # "Rough regatta, we didn't place": how one time went, no side
             # taken on the pattern; weak, as an opposite feeling is.
             return -0.2, "a denial of one episode"
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"

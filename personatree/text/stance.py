@@ -13,7 +13,7 @@ the stance data model in :mod:`personatree.stance`, which knows nothing of words
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ..lexicons import (
@@ -23,6 +23,7 @@ from ..lexicons import (
     CESSATION_RE,
     CESSATION_TRIGGERS,
     COMPOUND_NOT_AFFECT_RE,
+    DETERMINERS,
     HYPOTHETICAL_RE,
     INTENT_FRAME_RE,
     LIKE_FORMS,
@@ -77,7 +78,7 @@ class Stance:
         "anymore", "used to"), not cancelled by a negator ("never stopped").
     episodic_negation : bool
         The free negation denies one past episode only ("didn't", "couldn't",
-        "wasn't": "I didn't make it to the final"), not a standing state or habit.
+        "wasn't": "I didn't get a lane at the pool"), not a standing state or habit.
     """
 
     polarity: int
@@ -95,8 +96,8 @@ def find_cessation(text: str) -> str | None:
     Cessation verbs flip the stance toward an ongoing pattern: "I stopped hiking",
     "I don't hike anymore", "I used to love hiking", "I quit my job". A negator right
     before the verb cancels it ("I never stopped running", "I can't quit coffee"), and
-    a verb whose subject is another person ends nothing of the speaker's ("my aunt used
-    to help us out", "he quit last year").
+    a verb whose subject is another person ends nothing of the speaker's ("my uncle used
+    to take us sailing", "he quit last year").
 
     Parameters
     ----------
@@ -131,24 +132,21 @@ _BEFORE_VERB = frozenset(
     even really officially literally already have has had was were is are been""".split()
 )
 # Where the clause of a cessation verb starts, looking back from it; a conjunction
-# there may leave its subject out ("my aunt believed in it, and used to help").
+# there may leave its subject out ("my uncle loved the sea, and used to sail").
 _CLAUSE_START_RE = re.compile(
     r"[.,;:!?]|\b(and|but|so|because|when|while|after|before|since|though|although|then)\b"
 )
 _SENTENCE_START_RE = re.compile(r"[.!?;]")
 _SHARED_SUBJECT = frozenset({"and", "but", "then"})
-_DETERMINERS = frozenset("my our his her their the a an".split())
 # Phrases told after a negated verb, whose subject comes before the negator: "I don't
-# see my friends anymore", "he's not here anymore".
+# see my friends anymore", "she isn't in the choir anymore".
 _NO_SUBJECT = frozenset({"anymore", "any more", "not anymore"})
 
 
 def _negator_at(words: list[str]) -> int | None:
-    """The index of the last negator among ``words``, or ``None``."""
-    for i in range(len(words) - 1, -1, -1):
-        if words[i] in ("not", "never") or words[i].endswith("n't"):
-            return i
-    return None
+    """The index of the last negator (:data:`~personatree.lexicons.NEGATORS`) among
+    ``words``, or ``None``."""
+    return next((i for i in range(len(words) - 1, -1, -1) if words[i] in NEGATORS), None)
 
 
 def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
@@ -168,18 +166,18 @@ def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
         return words[-1]
     if not starts or starts[-1].group(1) not in _SHARED_SUBJECT:
         return None
-    # "My aunt believed in it, and used to help": the subject of the clause before.
+    # "My uncle loved the sea, and used to sail": the subject of the clause before.
     before = head[:starts[-1].start()]
     sentences = list(_SENTENCE_START_RE.finditer(before))
     lead = tokenize(before[sentences[-1].end():] if sentences else before)
-    return next((w for w in lead if w not in _DETERMINERS), None)
+    return next((w for w in lead if w not in DETERMINERS), None)
 
 
 def _told_of_other(low: str, m: re.Match[str]) -> bool:
-    """Whether another person is the subject of the cessation phrase ``m``: "my aunt
-    used to help us out", "he quit last year", "he's not here anymore". A cessation
-    with the speaker as subject, or with none ("Gave up sugar in May"), is the
-    speaker's."""
+    """Whether another person is the subject of the cessation phrase ``m``: "my uncle
+    used to take us sailing", "he quit last year", "she isn't in the choir anymore". A
+    cessation with the speaker as subject, or with none ("Gave up sugar in May"), is
+    the speaker's."""
     return _cessation_subject(low, m) in OTHER_PEOPLE
 
 
@@ -276,15 +274,23 @@ class _WordScan:
     stance: int = 0
     affect: int = 0
     negated: bool = False
-    free_negation: bool = False
-    # Every negator that flipped nothing was one of a past episode.
-    episodic: bool = True
+    # The negators that flipped nothing: each a free negation of the statement.
+    free_negators: list[str] = field(default_factory=list)
+
+    @property
+    def free_negation(self) -> bool:
+        return bool(self.free_negators)
+
+    @property
+    def episodic_negation(self) -> bool:
+        """Every free negation denies one past episode ("we didn't reach the summit")."""
+        return bool(self.free_negators) and all(n in _EPISODE_NEGATORS for n in self.free_negators)
 
 
 # Subjects of a negator that deny something of others, not of the speaker: "kids who
-# haven't had a home", "mine have so much and others don't".
+# never had a garden", "plenty of people don't".
 _OTHERS_DENY = OTHER_PEOPLE | {"who", "others", "people", "someone", "somebody", "folks"}
-# Negators of one past episode: "didn't make it to the final", "couldn't find my way"
+# Negators of one past episode: "we didn't reach the summit", "I couldn't get a lane"
 # tell how one time went, not a side the speaker takes ("I don't own a car" does).
 _EPISODE_NEGATORS = frozenset("didn't couldn't wasn't weren't didnt couldnt wasnt werent".split())
 
@@ -293,9 +299,9 @@ def _scan_words(toks: list[str]) -> _WordScan:
     """Sum the stance and affect words, each flipped by a negator up to
     :data:`_NEG_WINDOW` tokens before it; a negator flips at most one word, and one
     that flips none is a free negation of the statement itself, unless its subject is
-    someone else ("kids who haven't had that", "others don't"); one that denies a past
-    episode only ("didn't make the final") is marked as such. A comparison nothing
-    wins ("never felt better", "nothing beats") counts as praise."""
+    someone else ("children who never had a garden", "plenty of people don't"); one
+    that denies a past episode only ("we didn't reach the summit") is marked as such.
+    A comparison nothing wins ("never felt better", "nothing beats") counts as praise."""
     out = _WordScan()
     last_neg = -100
     neg_used = True
@@ -313,8 +319,7 @@ def _scan_words(toks: list[str]) -> _WordScan:
                     out.affect += 1  # "can't wait"
             else:
                 if not neg_used:
-                    out.free_negation = True  # the previous negator flipped nothing
-                    out.episodic &= toks[last_neg] in _EPISODE_NEGATORS
+                    out.free_negators.append(toks[last_neg])  # it flipped nothing
                 out.negated = True
                 last_neg = i
                 # Someone else's "haven't" denies nothing of the speaker's; it still
@@ -339,8 +344,7 @@ def _scan_words(toks: list[str]) -> _WordScan:
                 out.affect += s
         prev = t
     if not neg_used:
-        out.free_negation = True
-        out.episodic &= toks[last_neg] in _EPISODE_NEGATORS
+        out.free_negators.append(toks[last_neg])
     return out
 
 
@@ -431,7 +435,7 @@ def analyze_stance(text: str, tokens: list[str] | None = None) -> Stance:
     affect = _sign(scan.affect)
     polarity = -1 if cessation else _polarity(stance, affect)
     return Stance(polarity, stance, affect, scan.negated, free_neg, cessation,
-                  free_neg and scan.free_negation and scan.episodic)
+                  free_neg and scan.episodic_negation)
 
 
 #: The labels :func:`stance_label` gives: the stance model's names, in its order.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..lexicons import FIRST_PERSON, FIRST_PERSON_SUBJECT
+from ..lexicons import DETERMINERS, FIRST_PERSON, FIRST_PERSON_SUBJECT
 from .cues import is_question, is_request
 from .entities import tells_the_past
 from .sentences import split_sentences
@@ -142,8 +142,6 @@ _PATTERNS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
      _CAUSE_RE),
 )
 
-# A pronoun after one of these is a word named ("the 'I' of the poem"), not the speaker.
-_DETERMINERS = frozenset("the a an this that his her their our my your".split())
 # A question whose clause opens with one of these, then "I" or "we", asks about the
 # speaker's own course ("Should I ...", "Am I ...", "..., can we ..."). Only the
 # auxiliaries that take "I" or "we": "Does I ..." names someone called "I".
@@ -240,7 +238,7 @@ def _recalls(sentence: str) -> bool:
 
 def _speaks_of_self(toks: list[str]) -> bool:
     """The speaker is in the sentence: a first-person pronoun, not a word named ("the "I" of the poem")."""
-    return any(t in FIRST_PERSON and (i == 0 or toks[i - 1] not in _DETERMINERS) for i, t in enumerate(toks))
+    return any(t in FIRST_PERSON and (i == 0 or toks[i - 1] not in DETERMINERS) for i, t in enumerate(toks))
 
 
 def _asks_own_course(toks: list[str]) -> bool:
