@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from datetime import date, datetime
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -56,10 +57,14 @@ def check_text(value: object, what: str, max_chars: int, error: type[InputError]
     return value
 
 
+# Control characters: C0 and DEL.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_id(value: object, what: str, limits: InputLimits) -> str:
     """Validate a user, session, observation or node id: printable text within limits."""
     text = check_text(value, what, limits.max_id_chars, InputError)
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+    if _CONTROL_RE.search(text) is not None:
         raise InputError(f"{what} contains control characters")
     if text != text.strip():
         raise InputError(f"{what} has leading or trailing whitespace")

@@ -250,6 +250,38 @@ def test_find_time(sentence: str, time: str | None) -> None:
     assert find_time(sentence) == time
 
 
+# Words and joins that make and unmake time expressions: every alternative of the
+# pattern, the word characters that break a boundary ("_", digits), typographic
+# apostrophes and a non-ASCII letter that case-folds to "s".
+_TIME_PIECES = st.sampled_from(
+    "last this next every each other day days week weekend month year morning night time "
+    "ago two few a couple of in on since may March mar sept Friday friday ſunday yesterday "
+    "today tonight recently lately these nowadays when i was kid 7 7th 2023 1999 the "
+    "over earlier before".split()
+)
+_TIME_JOINS = st.sampled_from([" ", " ", " ", "", "_", "-", ", ", ".", "\u2019", "'s "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_TIME_PIECES, _TIME_JOINS), min_size=1, max_size=8))
+def test_find_time_skips_only_sentences_the_pattern_cannot_match(parts: list[tuple[str, str]]) -> None:
+    # The pre-check on words and digits never changes an answer of the full pattern.
+    from personatree.text.entities import _TIME_RE
+    from personatree.text.tokens import APOSTROPHES
+
+    sentence = "".join(w + j for w, j in parts)
+    m = _TIME_RE.search(sentence.translate(APOSTROPHES))
+    assert find_time(sentence) == (m.group(0) if m else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab(){};:=/#<>?!_ \n.,-x1", max_size=40))
+def test_the_code_check_skips_only_lines_the_pattern_cannot_match(line: str) -> None:
+    from personatree.text.cues import _CODE_RE
+
+    assert looks_like_code(line) == (_CODE_RE.search(line) is not None)
+
+
 @pytest.mark.parametrize(
     ("sentence", "entities"),
     [

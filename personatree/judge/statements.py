@@ -70,9 +70,11 @@ def statements_of(observations: Sequence[Observation], max_chars: int) -> list[S
                 for piece in pieces:
                     idx = k
                     k += 1
-                    kept = informative_part(piece, tokenize(piece))
+                    toks = tokenize(piece)
+                    kept = informative_part(piece, toks)
                     if kept is not None:
-                        units.append(Statement(oi, ti, idx, kept, tokenize(kept), msg.name))
+                        units.append(Statement(
+                            oi, ti, idx, kept, toks if kept is piece else tokenize(kept), msg.name))
     return units
 
 

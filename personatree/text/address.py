@@ -49,17 +49,18 @@ def addresses(sentence: str) -> bool:
     -------
     bool
     """
-    for rx in (_START_RE, _GREETED_RE):
+    comma = "," in sentence  # a name set off by a comma needs one
+    for rx in (_START_RE, _GREETED_RE) if comma else (_GREETED_RE,):
         m = rx.search(sentence)
         if m is not None and _is_name(m.group(1)):
             return True
-    m = _END_RE.search(sentence)
+    m = _END_RE.search(sentence) if comma else None
     if m is None or not _is_name(m.group(2)):
         return False
     return len(sentence.split()) <= 4 or not m.group(1)[:1].isupper()
 
 
-def to_listener(sentence: str) -> bool:
+def to_listener(sentence: str, tokens: list[str] | None = None) -> bool:
     """Whether the sentence is said to the listener: it says "you" or calls them by name.
 
     Chat often drops the subject ("Trained for two hours tonight"), so a line
@@ -68,12 +69,15 @@ def to_listener(sentence: str) -> bool:
     Parameters
     ----------
     sentence : str
+    tokens : list of str, optional
+        ``tokenize(sentence)`` when the caller already has it.
 
     Returns
     -------
     bool
     """
-    return not SECOND_PERSON.isdisjoint(tokenize(sentence)) or addresses(sentence)
+    toks = tokens if tokens is not None else tokenize(sentence)
+    return not SECOND_PERSON.isdisjoint(toks) or addresses(sentence)
 
 
 # "You" that addresses nobody in particular: fillers and thanks ("It's, you know, my

@@ -87,7 +87,12 @@ def looks_like_code(sentence: str) -> bool:
     bool
         True for code or markup.
     """
-    return _CODE_RE.search(sentence) is not None
+    # Every form of code above holds one of these characters; prose mostly has none,
+    # and the pattern's unanchored parts would be tried at every position of it.
+    return _CODE_CHAR_RE.search(sentence) is not None and _CODE_RE.search(sentence) is not None
+
+
+_CODE_CHAR_RE = re.compile(r"[:;{}(=/#<]")
 
 
 # "I'd like you to take this code ...", "I want you to act as ...": a task for the

@@ -100,8 +100,32 @@ def find_time(text: str) -> str | None:
     str or None
         The expression as written.
     """
-    m = _TIME_RE.search(text.translate(APOSTROPHES))
+    s = text.translate(APOSTROPHES)
+    if not _may_tell_time(s):
+        return None
+    m = _TIME_RE.search(s)
     return m.group(0) if m else None
+
+
+# Every alternative of _TIME_RE holds a digit or one of these words whole, between
+# characters that are not word characters: a sentence with neither holds no time
+# expression. One pass over its words spares the pattern's many alternatives, tried at
+# every word start of every sentence an import reads.
+_TIME_KEYS = frozenset(
+    re.findall(r"[a-z]+", _PERIOD + _DAY + _MONTH)
+    + ["ago", "yesterday", "day", "days", "weekend", "today", "tonight", "tomorrow", "recently",
+       "lately", "nowadays", "when"]
+)
+_LETTERS_RE = re.compile(r"[a-z]+")
+_DIGIT_RE = re.compile(r"[0-9]")
+
+
+def _may_tell_time(s: str) -> bool:
+    if not s.isascii():
+        return True  # the pattern's case folding reaches beyond ASCII ("ſ" is "s")
+    if _DIGIT_RE.search(s) is not None:
+        return True
+    return not _TIME_KEYS.isdisjoint(_LETTERS_RE.findall(s.lower()))
 
 
 _ENTITY_RE = re.compile(

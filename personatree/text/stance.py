@@ -508,7 +508,7 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     """
     low = normalize(text)
     toks_all = tokens if tokens is not None else tokenize(low)
-    if (not has_first_person(toks_all) and to_listener(text)
+    if (not has_first_person(toks_all) and to_listener(text, toks_all)
             and STANCE_PHRASE_POS_RE.search(low) is None and STANCE_PHRASE_NEG_RE.search(low) is None):
         # Said to the listener about the listener ("That must have been tough for
         # you", "Your studio looks awesome, Mel"): the speaker takes no stance of
