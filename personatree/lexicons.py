@@ -405,9 +405,12 @@ CESSATION_TRIGGERS: frozenset[str] = frozenset(
 # and perfect forms: "I want to start a business" is a goal, not a start.
 START_RE: re.Pattern[str] = re.compile(
     r"\b(?:started|begun|began|took up|taken up|picked up|"
-    # "got into" a hobby, not into an accident, a fight or trouble.
-    r"(?:got|gotten|getting) into(?! (?:(?:a|an|the|some|big|real|bad|serious|minor|car) )*"
-    r"(?:accident|crash|fight|argument|row|trouble|debt|mess|car|taxi|bed|traffic)s?\b)|"
+    # "got into" a hobby, not into an accident, a fight, trouble or one's car, nor the
+    # damp into one's bones or a tune into one's head.
+    r"(?:got|gotten|getting) into(?! (?:(?:a|an|the|some|big|real|bad|serious|minor|car|my|our|"
+    r"his|her|their|your) )*"
+    r"(?:accident|crash|fight|argument|row|trouble|debt|mess|car|taxi|bed|traffic|bones|head|skin|"
+    r"system|blood)s?\b)|"
     r"got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
     r"went (?:vegan|vegetarian)|developed a taste for|made a new friend|"
     r"signed up for|joined)\b"
@@ -452,7 +455,9 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
 # not the plain cessation the judge's polarity reads: a thing cut out or sworn off
 # ("I've cut out caffeine", not "cut out for"), off the menu, a ban or being told to
 # stop by someone with the standing to, being done with a thing, a death, a thing left
-# "for good" ("I left the classroom for good"; the "good" in it is no praise).
+# "for good" ("I left the classroom for good"; the "good" in it is no praise), a period
+# of one's life said to be over ("my rowing days are behind me", "that's all behind
+# us now"), a membership let run out ("I let my gym pass lapse").
 STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"\b(?:i'm|i am) over (?!the moon|it\b)[a-z]|\b(?:haven't|hasn't|have not|has not) "
     # Not the greeting "we haven't spoken in months" (talking to someone since is a stop).
@@ -463,6 +468,11 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"
     r"|\b(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|through) with\b|\bpassed away\b"
     r"|\b(?:left|leaving|quit|gave up|given up) (?:\w+ ){0,4}for good\b"
+    r"|\b(?:those|(?:my|our|the) [\w-]+) (?:days|years) (?:are|were) (?:now |long |well |all )?"
+    r"(?:behind (?:me|us)|over)\b"
+    r"|\b(?:that's|that is|it's|it is) (?:all )?behind (?:me|us)\b"
+    r"|\blet (?:my|our|the) (?:[\w-]+ ){0,2}(?:membership|subscription|licen[cs]e|pass|contract) "
+    r"(?:lapse|expire|run out)\b"
 )
 # A change in the speaker's circumstances told in one statement: a move, a job or
 # relationship that began or ended, a diagnosis or injury that rules something out,

@@ -23,6 +23,7 @@ from personatree import PersonaTree, PersonaTreeConfig
 from personatree.config import RecallConfig
 from personatree.retrieval.state import LevelArrays
 from personatree.retrieval.updates import LeafFacts, tried_first, update_chains
+from personatree.specific import common_direction
 from personatree.text import is_change
 from personatree.text.stance import stance_label
 
@@ -39,6 +40,15 @@ from .helpers import observe_story
         ("I broke a mug this morning.", "negative", False),
         ("Give me a shout if you need any more recipes.", "neutral", False),
         ("I don't go to that gym any more.", "stopped", True),
+        ("Handed the keys back to the allotment society, my vegetable-growing days are behind me.",
+         "stopped", True),
+        ("Those years are long over for us.", "stopped", True),
+        ("I let my swimming club subscription expire last winter.", "stopped", True),
+        ("The days are over too quickly this time of year.", "neutral", False),
+        ("The man behind me in the queue kept coughing.", "neutral", False),
+        ("I've properly got into bouldering this year.", "started", True),
+        ("The cold has got into my bones this winter.", "neutral", False),
+        ("I got into my car and drove to the coast.", "neutral", False),
     ],
 )
 def test_stops_and_changes_are_read(sentence: str, stance: str, change: bool) -> None:
@@ -160,6 +170,27 @@ def test_a_change_updates_only_what_is_among_its_nearest_earlier_statements() ->
     out = update_chains(arr, facts, ["far", "near0"], CFG)
     assert out == {"change": ["near0"]}
     assert update_chains(arr, facts, ["far"], CFG.model_copy(update={"update_k": 4})) == {"change": ["far"]}
+
+
+def test_a_change_is_matched_by_what_is_specific_to_the_person() -> None:
+    # Forty pleasantries share one direction and sit closer to the change than the
+    # habit it ends does, by plain cosine; once what every line shares is taken out,
+    # the habit is the change's nearest earlier statement.
+    rng = np.random.default_rng(0)
+    rows = {"habit": _unit(0.2, 1, 0, 0, 0)}
+    rows.update({f"chat{i}": _unit(1, 0, *(0.15 * rng.standard_normal(3))) for i in range(40)})
+    rows["change"] = _unit(0.75, 0.5, 0, 0, 0)
+    arr = _arrays(rows)
+    n = len(rows)
+    facts = _facts(list(range(n)), [0] * n, [False] * (n - 1) + [True])
+    mean = common_direction([arr.matrix])
+    centre = (mean, np.asarray(arr.matrix @ mean, np.float32))
+    assert update_chains(arr, facts, ["habit"], READS) == {}
+    assert update_chains(arr, facts, ["habit"], READS, centre=centre) == {"change": ["habit"]}
+    # A restatement keeps the plain test: any later line may be close to a candidate.
+    restated = _facts(list(range(n)), [0] * n, [False] * n)
+    near = CFG.model_copy(update={"update_restate_floor": 0.6})
+    assert update_chains(arr, restated, ["habit"], near, centre=centre) == {}
 
 
 def test_only_the_first_top_candidates_are_followed() -> None:

@@ -90,6 +90,12 @@ class RecallConfig(Frozen):
     update_k : int
         A candidate is updated only when it is among the ``update_k`` statements
         said before the update that are closest to it in meaning.
+    update_specific : bool
+        For an update read as a change or an opposite side, closest in meaning for
+        ``update_k`` means closest once what all the user's statements share is
+        taken out (as ``dense_specific``): by plain cosine the person's small talk is
+        close to everything they say, and crowds out the habit a change ends. A
+        restatement keeps the plain test, and the floors stay on the plain cosine.
     update_top : int
         The best candidate leaves whose updates are looked for, at least (0 turns it
         off); a budget of ``b`` tokens follows ``b / 20`` when that is more.
@@ -142,6 +148,7 @@ class RecallConfig(Frozen):
     update_flip_floor: float = Field(default=0.35, ge=-1.0, le=1.0)
     update_restate_floor: float | None = Field(default=0.4, ge=-1.0, le=1.0)
     update_k: int = Field(default=3, ge=1)
+    update_specific: bool = True
     update_top: int = Field(default=30, ge=0)
     update_rounds: int = Field(default=2, ge=1, le=5)
     update_share: float = Field(default=0.8, ge=0.0, le=1.0)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..index import top_k
-from ..specific import centred_cosines, common_direction
+from ..specific import centred_cosines
 from ..text import tells_own_situation
 from ..types import Level, Route
 from .fusion import rrf, rrf_normalised
@@ -261,11 +261,7 @@ def specific_cosines(state: RetrievalState, arr: LevelArrays, cos: np.ndarray, q
     ndarray
         One value per row.
     """
-    memo = state.centre_memo
-    if memo is None or memo[0] is not arr:
-        mean = common_direction([arr.matrix])
-        memo = state.centre_memo = (arr, mean, np.asarray(arr.matrix @ mean, np.float32))
-    _, mean, row_mean = memo
+    mean, row_mean = state.leaf_centre(arr)
     q_mean = np.array([float(qvec @ mean)], np.float32)
     return centred_cosines(cos[:, None], row_mean, q_mean, float(mean @ mean))[:, 0]
 

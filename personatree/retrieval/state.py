@@ -28,6 +28,7 @@ import numpy as np
 
 from ..change_links import links_of
 from ..graph import MemoryGraph
+from ..specific import common_direction
 from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition, is_standing
@@ -102,8 +103,8 @@ class RetrievalState:
     # the tree's bounds as the statements it joins do.
     judged: dict[str, tuple[str, ...]] = field(default_factory=dict)
     updates_memo: tuple[Any, Any] | None = None
-    # The leaf rows' products with what they share (scoring.specific_cosines), with
-    # the rows they were taken from.
+    # The leaf rows' products with what they share (:meth:`leaf_centre`), with the
+    # rows they were taken from.
     centre_memo: tuple[Any, Any, Any] | None = None
     # Scenes: the session of each turn, the turns of each session, and per session the
     # (previous, next) turn of each, in time order. A session's order is built on first
@@ -437,6 +438,31 @@ class RetrievalState:
         if self._archive_rows is None:
             self._archive_rows = archive_rows(self.archive.values(), matrix)
         return with_archive_rows(graph, ids, matrix, self._archive_rows)
+
+    def leaf_centre(self, arr: LevelArrays) -> tuple[np.ndarray, np.ndarray]:
+        """What the leaf rows share, and each row's product with it.
+
+        :func:`~personatree.specific.common_direction` of ``arr``'s rows and
+        ``arr.matrix @ mean``, kept until the rows change: a similarity with that
+        direction taken out (:func:`~personatree.specific.centred_cosines`) then costs
+        a pass over cosines already computed.
+
+        Parameters
+        ----------
+        arr : LevelArrays
+            The state's leaf rows.
+
+        Returns
+        -------
+        mean : ndarray of float32
+        row_mean : ndarray of float32
+            One value per row.
+        """
+        memo = self.centre_memo
+        if memo is None or memo[0] is not arr:
+            mean = common_direction([arr.matrix])
+            memo = self.centre_memo = (arr, mean, np.asarray(arr.matrix @ mean, np.float32))
+        return memo[1], memo[2]
 
     def neighbours(self, turn: str) -> tuple[str | None, str | None]:
         """The turns told just before and just after ``turn`` in its session.

@@ -30,7 +30,11 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
   statements said before ``u`` that are closest to it in meaning. This mutual test keeps a change
   from updating every earlier line that happens to share its register: "I sold
   my old bike" is close to many lines at cosine 0.3, and closest to the ones about
-  the bike.
+  the bike. For a ``u`` read as a change or an opposite side, closest means closest
+  once what all the person's statements share is taken out
+  (``recall.update_specific``, :mod:`personatree.specific`): by plain cosine their
+  small talk is close to everything they say, and a change of routine ("evenings are
+  audiobooks in a dim room now") ranks the pleasantries ahead of the habit it ends.
 
 A later leaf that a judge read as changing ``x`` when it was inserted
 (:mod:`personatree.change_links`) updates it whatever their cosine, before any of
@@ -51,6 +55,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..config import RecallConfig
+from ..specific import centred_cosines
 from ..types import Level
 from .state import LevelArrays, RetrievalState
 
@@ -88,9 +93,10 @@ class LeafFacts:
         Row → the rows of the later statements a judge read as changing it
         (:mod:`personatree.change_links`), present ones only.
     kth : dict
-        ``(k, row)`` → the k-th highest cosine of that row with a leaf said before
-        it (−inf when fewer were), filled as recalls ask: it does not depend on the
-        query, so one state version computes it once per updater.
+        ``(k, row, centred)`` → the k-th highest cosine of that row with a leaf said
+        before it (−inf when fewer were), plain or with what the rows share taken
+        out, filled as recalls ask: it does not depend on the query, so one state
+        version computes it once per updater.
     """
 
     at: np.ndarray
@@ -101,7 +107,7 @@ class LeafFacts:
     judged: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     updaters: np.ndarray = field(init=False)
     present: np.ndarray = field(init=False)
-    kth: dict[tuple[int, int], float] = field(init=False)
+    kth: dict[tuple[int, int, bool], float] = field(init=False)
 
     def __post_init__(self) -> None:
         rows = np.flatnonzero((self.change | (self.side != 0)) & ~self.gone)
@@ -110,22 +116,39 @@ class LeafFacts:
         object.__setattr__(self, "kth", {})
 
 
-def _kth_before(matrix: np.ndarray, facts: LeafFacts, rows: np.ndarray, k: int) -> np.ndarray:
+#: What the leaf rows share and each row's product with it
+#: (:meth:`~personatree.retrieval.state.RetrievalState.leaf_centre`).
+Centre = tuple[np.ndarray, np.ndarray]
+
+
+def _centred(sims: np.ndarray, centre: Centre, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    # The cosines of ``rows`` × ``cols`` with what every leaf shares taken out.
+    mean, row_mean = centre
+    return centred_cosines(sims, row_mean[rows], row_mean[cols], float(mean @ mean))
+
+
+def _kth_before(
+    matrix: np.ndarray, facts: LeafFacts, rows: np.ndarray, k: int, centre: Centre | None = None
+) -> np.ndarray:
     """For each of ``rows``: its k-th highest cosine with a present leaf said before it.
 
     A candidate is among the ``k`` statements said before an update closest to it
-    exactly when its cosine with the update reaches this value.
+    exactly when its cosine with the update reaches this value (both centred when
+    ``centre`` is given).
     """
-    missing = [int(r) for r in rows if (k, int(r)) not in facts.kth]
+    centred = centre is not None
+    missing = [int(r) for r in rows if (k, int(r), centred) not in facts.kth]
     if missing:
         sims = matrix @ matrix[missing].T  # leaves × missing
+        if centre is not None:
+            sims = _centred(sims, centre, np.arange(len(matrix)), np.asarray(missing))
         before = (facts.at[:, None] < facts.at[missing][None, :]) & ~facts.gone[:, None]
         np.logical_not(before, out=before)
         sims[before] = -np.inf
         kth = kth_largest(sims, k, overwrite=True)
         for r, v in zip(missing, kth.tolist()):
-            facts.kth[(k, r)] = v
-    return np.array([facts.kth[(k, int(r))] for r in rows])
+            facts.kth[(k, r, centred)] = v
+    return np.array([facts.kth[(k, int(r), centred)] for r in rows])
 
 
 def kth_largest(values: np.ndarray, k: int, overwrite: bool = False) -> np.ndarray:
@@ -261,7 +284,8 @@ def later_statements(
     def speaker(x: str) -> object:
         return nodes[x].attributes.get("speaker")
 
-    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker)
+    centre = state.leaf_centre(arr) if cfg.update_specific else None
+    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker, centre)
 
 
 def update_chains(
@@ -271,6 +295,7 @@ def update_chains(
     cfg: RecallConfig,
     top: int | None = None,
     speaker: Callable[[str], object] | None = None,
+    centre: Centre | None = None,
 ) -> dict[str, list[str]]:
     """:func:`later_statements` over a leaf matrix and its facts (pure).
 
@@ -288,6 +313,11 @@ def update_chains(
     speaker : callable, optional
         Leaf id → its speaker; an update is said by the speaker of what it updates
         (default: every leaf one speaker's).
+    centre : (ndarray, ndarray), optional
+        What the rows share and each row's product with it: for an update read as a
+        change or an opposite side, the closest statements of the mutual test are
+        then the closest once that is taken out (the floors stay on the plain
+        cosine). Default: plain cosines throughout.
 
     Returns
     -------
@@ -304,7 +334,7 @@ def update_chains(
         if not frontier:
             break
         done.update(frontier)
-        step = _updates_once(arr, facts, frontier, cfg, speaker)
+        step = _updates_once(arr, facts, frontier, cfg, speaker, centre)
         nxt.update(step)
         frontier = sorted(set(step.values()))
     out: dict[str, list[str]] = {}
@@ -324,6 +354,7 @@ def _updates_once(
     xs: list[str],
     cfg: RecallConfig,
     speaker: Callable[[str], object] | None,
+    centre: Centre | None = None,
 ) -> dict[str, str]:
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
@@ -387,9 +418,24 @@ def _updates_once(
         return out
     us = np.unique(np.concatenate(list(tries.values())))
     kth = dict(zip(us.tolist(), _kth_before(matrix, facts, cand[us], cfg.update_k).tolist()))
+    # A statement read as a change is tested by what is specific to the person (with
+    # ``centre``): by plain cosine the habit it ends ranks behind their small talk. A
+    # restatement keeps the plain test: it is any later line close to the candidate.
+    kth_c: dict[int, float] = {}
+    close: dict[int, np.ndarray] = {}
+    if centre is not None:
+        read_us = us[reads[us].any(axis=1)]
+        if read_us.size:
+            bars = _kth_before(matrix, facts, cand[read_us], cfg.update_k, centre)
+            kth_c = dict(zip(read_us.tolist(), bars.tolist()))
+            close = dict(zip(read_us.tolist(), _centred(sims[read_us], centre, cand[read_us], rx)))
     for j, picks in tries.items():
         for u in picks.tolist():
-            if sims[u, j] >= kth[u] - 1e-6:  # the same cosine, computed in another product
+            if reads[u, j] and u in kth_c:
+                value, bar = close[u][j], kth_c[u]
+            else:
+                value, bar = sims[u, j], kth[u]
+            if value >= bar - 1e-6:  # the same cosine, computed in another product
                 out[xs[j]] = ids[int(cand[u])]
                 break
     return out
