@@ -74,7 +74,7 @@ def statements_of(observations: Sequence[Observation], max_chars: int) -> list[S
                     kept = informative_part(piece, toks)
                     if kept is not None:
                         units.append(Statement(
-                            oi, ti, idx, kept, toks if kept is piece else tokenize(kept), msg.name))
+                            oi, ti, idx, kept, toks if kept == piece else tokenize(kept), msg.name))
     return units
 
 

@@ -129,26 +129,35 @@ def _centred(sims: np.ndarray, centre: Centre, rows: np.ndarray, cols: np.ndarra
 
 def _kth_before(
     matrix: np.ndarray, facts: LeafFacts, rows: np.ndarray, k: int, centre: Centre | None = None
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray | None]:
     """For each of ``rows``: its k-th highest cosine with a present leaf said before it.
 
     A candidate is among the ``k`` statements said before an update closest to it
-    exactly when its cosine with the update reaches this value (both centred when
-    ``centre`` is given).
+    exactly when its cosine with the update reaches this value. With ``centre``, the
+    same for the cosines with what the rows share taken out, from the same product.
+
+    Returns
+    -------
+    plain : ndarray
+    centred : ndarray or None
+        ``None`` without ``centre``.
     """
-    centred = centre is not None
-    missing = [int(r) for r in rows if (k, int(r), centred) not in facts.kth]
+    kinds = (False, True) if centre is not None else (False,)
+    missing = [int(r) for r in rows if any((k, int(r), c) not in facts.kth for c in kinds)]
     if missing:
         sims = matrix @ matrix[missing].T  # leaves × missing
-        if centre is not None:
-            sims = _centred(sims, centre, np.arange(len(matrix)), np.asarray(missing))
-        before = (facts.at[:, None] < facts.at[missing][None, :]) & ~facts.gone[:, None]
-        np.logical_not(before, out=before)
-        sims[before] = -np.inf
-        kth = kth_largest(sims, k, overwrite=True)
-        for r, v in zip(missing, kth.tolist()):
-            facts.kth[(k, r, centred)] = v
-    return np.array([facts.kth[(k, int(r), centred)] for r in rows])
+        # Rows not said before the update, or gone, never count.
+        excluded = ~((facts.at[:, None] < facts.at[missing][None, :]) & ~facts.gone[:, None])
+        for centred in reversed(kinds):  # the centred copy first: the plain one is overwritten
+            values = sims
+            if centred and centre is not None:
+                values = _centred(sims, centre, np.arange(len(matrix)), np.asarray(missing))
+            values[excluded] = -np.inf
+            kth = kth_largest(values, k, overwrite=True)
+            for r, v in zip(missing, kth.tolist()):
+                facts.kth[(k, r, centred)] = v
+    out = [np.array([facts.kth[(k, int(r), c)] for r in rows]) for c in kinds]
+    return out[0], (out[1] if centre is not None else None)
 
 
 def kth_largest(values: np.ndarray, k: int, overwrite: bool = False) -> np.ndarray:
@@ -417,18 +426,18 @@ def _updates_once(
     if not tries:
         return out
     us = np.unique(np.concatenate(list(tries.values())))
-    kth = dict(zip(us.tolist(), _kth_before(matrix, facts, cand[us], cfg.update_k).tolist()))
     # A statement read as a change is tested by what is specific to the person (with
     # ``centre``): by plain cosine the habit it ends ranks behind their small talk. A
     # restatement keeps the plain test: it is any later line close to the candidate.
+    if centre is not None and not reads[us].any():
+        centre = None
+    plain, centred = _kth_before(matrix, facts, cand[us], cfg.update_k, centre)
+    kth = dict(zip(us.tolist(), plain.tolist()))
     kth_c: dict[int, float] = {}
     close: dict[int, np.ndarray] = {}
-    if centre is not None:
-        read_us = us[reads[us].any(axis=1)]
-        if read_us.size:
-            bars = _kth_before(matrix, facts, cand[read_us], cfg.update_k, centre)
-            kth_c = dict(zip(read_us.tolist(), bars.tolist()))
-            close = dict(zip(read_us.tolist(), _centred(sims[read_us], centre, cand[read_us], rx)))
+    if centre is not None and centred is not None:
+        kth_c = dict(zip(us.tolist(), centred.tolist()))
+        close = dict(zip(us.tolist(), _centred(sims[us], centre, cand[us], rx)))
     for j, picks in tries.items():
         for u in picks.tolist():
             if reads[u, j] and u in kth_c:

@@ -73,6 +73,9 @@ _CODE_RE = re.compile(
     r"|[;{}]\s*$|^\s*[\w.\[\]]+\s*(?:[-+*/]?=|==)\s*\S|\w\([^()]*\)\s*[:{]\s*$"
 )
 
+# Every form of code above holds one of these characters; prose mostly has none.
+_CODE_CHAR_RE = re.compile(r"[:;{}(=/#<]")
+
 
 def looks_like_code(sentence: str) -> bool:
     """Whether a sentence is a line of source code or markup rather than prose.
@@ -87,12 +90,8 @@ def looks_like_code(sentence: str) -> bool:
     bool
         True for code or markup.
     """
-    # Every form of code above holds one of these characters; prose mostly has none,
-    # and the pattern's unanchored parts would be tried at every position of it.
+    # The pattern's unanchored parts would be tried at every position of the line.
     return _CODE_CHAR_RE.search(sentence) is not None and _CODE_RE.search(sentence) is not None
-
-
-_CODE_CHAR_RE = re.compile(r"[:;{}(=/#<]")
 
 
 # "I'd like you to take this code ...", "I want you to act as ...": a task for the
