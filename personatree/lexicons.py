@@ -49,6 +49,7 @@ __all__ = [
     "FILLERS",
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
+    "ELIDED_SUBJECT_OPENERS",
     "HARDSHIPS",
     "INTENSIFIERS",
     "IRREGULAR_3SG",
@@ -112,6 +113,13 @@ STOPWORDS: frozenset[str] = frozenset(
 # the other party.
 FIRST_PERSON: frozenset[str] = frozenset(
     "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
+)
+# Words that open a statement whose subject chat leaves out, which is then the
+# speaker: "Started at a new studio on Monday", "Haven't touched a cigarette since May",
+# "Just moved into the new flat".
+ELIDED_SUBJECT_OPENERS: frozenset[str] = frozenset(
+    """started moved quit got gave left switched stopped retired signed joined sold bought
+    handed packed finally just recently been went gone haven't havent hadn't""".split()
 )
 # The pronouns that make the speaker the subject: "me"/"my" in "Give me my schedule"
 # do not turn a request into a statement about the speaker.
@@ -290,7 +298,8 @@ AFFECT_NEG: frozenset[str] = frozenset(
     crying cried rough exhausting drained burnt burned sucks hated stresses upsets upsetting
     furious irritable grumpy tense dizzy panic panicky terrify terrifies terrified freeze
     overthink headache headaches migraine migraines nasty grieving badly bore bores
-    miss missed distant argue argued clash clashes crutches shake frightening""".split()
+    miss missed distant argue argued clash clashes crutches shake frightening dread dreading
+    dreaded""".split()
 )
 
 # The feeling a trigger pattern names, read from the words its members use for it
@@ -363,12 +372,15 @@ UNBEATEN_LINKS: frozenset[str] = frozenset(
 # lookbehinds keep "got used to it" / "I'm used to" from counting, and "any more" counts
 # only at the end of a clause ("I don't swim any more", not "any more questions").
 CESSATION_RE: re.Pattern[str] = re.compile(
-    r"\b(?:stopped|(?:had|have had|was forced) to stop|quit|quitting|quits|gave up|give up|"
+    # "I stopped by the bakery", "stopped off in Leeds": a visit, not an end.
+    r"\b(?:stopped(?! (?:by|off)\b)|(?:had|have had|was forced) to stop|quit|quitting|quits|gave up|give up|"
     r"given up|giving up|no longer|not anymore|anymore|any more(?=\s*(?:[.,;:!?)]|$))|"
     r"(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )(?<!getting )used to|"
     r"lost interest|lose interest|grew out of|grown out of|"
     r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
-    r"retired|gone off|dropped out)\b"
+    r"retired|gone (?:right |completely |totally |rather )?off|dropped out|"
+    # "I packed in the running", "I packed it in": British for giving up.
+    r"packed (?:it|that|them) in|packed in (?:my |the )?(?:job|course|gym|band|team|\w+ing))\b"
 )
 # Determiners: the word after one is named, not acting ("the 'I' of the poem", "my
 # aunt ... used to help": the aunt is the subject).
@@ -392,7 +404,7 @@ CESSATION_CANCEL_RE: re.Pattern[str] = re.compile(
 # so a phrase added above needs its trigger word added here.
 CESSATION_TRIGGERS: frozenset[str] = frozenset(
     """stopped quit quitting quits gave give given giving longer anymore more lost lose grew
-    grown tired sick fed over broke broken split cut retired gone dropped stop""".split()
+    grown tired sick fed over broke broken split cut retired gone dropped stop packed""".split()
 )
 
 
@@ -442,12 +454,25 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     r"(?:won't|will not|not going to|not gonna|never) let (?:\w+ ){0,3}(?:stop|hold|get|bring|keep) (?:me|us)\b|"
     r"nothing(?:'s| is| will)? (?:going to |gonna )?(?:stop|hold) (?:me|us)\b|"
     r"(?:got|gets|get|getting|helped|helps|help|helping|pulled|carried|saw|boosted) (?:me|us) through|"
-    r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress|stress (?:fix|relief|reliever|buster))"
+    r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress|stress (?:fix|relief|reliever|buster)|"
+    # A liking that grew: "jazz has grown on me", "I've come round to olives", "hooked
+    # on bouldering", "developed a taste for chilli", "I've warmed to the idea".
+    r"(?:grown|grew|grows|growing) on (?:me|us)\b|c(?:o|a)me (?:a)?round to|hooked on|"
+    r"(?:developed|acquired|got|getting) (?:a|the) (?:real |proper |bit of a )?taste for|"
+    r"(?:i've|i have|we've|we have|i|we) (?:really |slowly )?warmed (?:up )?to|"
+    r"(?:i|we) (?:actually |really )?look forward to)"
 )
 STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
     r"\b(?:can't bear|cannot bear|can't stand|drives? me (?:up the wall|crazy|mad|nuts|insane)|"
     r"gets? to me|throws? me off|not (?:really )?my thing|hits? me hard|lose my temper|"
-    r"hard to (?:deal|get along|talk|live) with|never again)"
+    r"hard to (?:deal|get along|talk|live) with|never again|"
+    # A liking worn out: "it grates on me", "turns my stomach", "a real slog", "my
+    # patience has worn thin", "I've soured on it", "it has lost its charm".
+    r"grates? on (?:me|us|my)|turns? my stomach|"
+    r"(?:feels?|felt|become|is) (?:like )?a (?:real |bit of a |total )?(?:chore|slog|drag)|"
+    r"(?:patience|enthusiasm|interest|novelty|appeal|charm|fun)\b[^.,;!?]{0,40}?(?:worn|wearing) thin|"
+    r"soured on|(?:my|our) idea of (?:torture|hell)|"
+    r"lost (?:its|their|all its) (?:charm|appeal|shine|magic|sparkle))"
 )
 # Cessations the main pattern leaves out because they need more context: "I'm over
 # spin classes" (not "over the moon", "over 40"), "I haven't played tennis since I
@@ -464,7 +489,8 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"(?!(?:talked|spoken|chatted|caught up|seen each other) (?:in|for|since)\b)"
     r"(?:\w+ ){1,5}(?:since\b|(?:in|for) (?:months|weeks|years|ages|a (?:long )?while|a long time)\b)"
     r"|\b(?:i've|we've|i have|we have) (?:\w+ )?cut out (?!for\b)|\b(?:swore|sworn|swear) off\b"
-    r"|\boff the menu\b|\bkicked the habit\b|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
+    r"|\boff the menu\b|\bkicked the (?:[\w-]+ ){0,2}habit\b"
+    r"|\b(?:i'm|i am|we're|we are|i've been|we've been) banned from\b"
     r"|\b(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|stay off|lay off)\b"
     r"|\b(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|through) with\b|\bpassed away\b"
     r"|\b(?:left|leaving|quit|gave up|given up) (?:\w+ ){0,4}for good\b"
@@ -479,16 +505,43 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
 # a habit given up. Recall treats such statements as pivotal evidence about the person
 # (retrieval.scoring), since what they change is asked about in other words later.
 CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
-    r"\b(?:moved (?:to|into|out|back|away|abroad|house|in with)|relocat(?:ed|ing)|emigrated|"
-    r"new (?:job|role|position|flat|house|apartment|place)|(?:quit|left) (?:my|the) (?:job|post|company|team)|"
-    r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped)|promoted to|retired|laid off|"
-    r"switched (?:to|jobs|careers|teams)|divorc(?:e|ed)|broke up|split up|separated|proposed|pregnant|"
+    r"\b(?:moved (?:to|into|onto|out|back|away|abroad|overseas|house|in with)|relocat(?:ed|ing)|emigrated|"
+    r"sold up|new (?:job|role|position|flat|house|apartment|place)|got the keys (?:to|for)|"
+    r"(?:quit|left) (?:my|the) (?:job|post|company|firm|team|band|choir|club|orchestra|army|navy|"
+    r"course|programme|program|church|union|league)|"
+    # Work begun or ended in other words: "I handed in my notice", "I was made
+    # redundant", "stepped down as captain", "started at a new agency".
+    r"(?:handed|gave|put) in (?:my|our) notice|handed (?:my|our) notice in|resigned|made redundant|"
+    r"stepped down|(?:started|starting) (?:at|with) (?:a|an) new|"
+    r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped|hitched)|promoted to|retired|"
+    r"laid off|tied the knot|switched (?:to|from|jobs|careers|teams)|divorc(?:e|ed|ing)|"
+    r"broke up|breaking up with|split(?:ting)? up|separated|(?:we're|we are|i'm|i am|and i are) separating|"
+    r"proposed|pregnant|single again|"
+    # A child born: "we had a little boy in April", "I gave birth in May".
+    r"(?:had|welcomed) (?:a|our) (?:(?:first|second|third) )?(?:baby|little (?:boy|girl)|son|daughter|child)\b|"
+    r"gave birth|"
+    # A body that now rules things out: "my arm is in a cast", "on crutches for weeks",
+    # "off work with burnout", "the doctor put me on statins".
+    r"(?:i'm|i am|was|been|be|is|are) (?:\w+ )?in a (?:cast|sling|wheelchair|neck brace|brace)|on crutches|"
+    r"(?:i'm|i am|i was|been) (?:\w+ )?off work|signed off (?:work|sick)|"
+    r"on (?:sick|maternity|paternity|parental|medical) leave|"
+    r"put (?:me|us) on (?:\w+ ){0,3}?(?:tablets|pills|medication|meds|insulin|antidepressants|statins|"
+    r"steroids|antibiotics|an inhaler|a drip)|"
+    r"lost my (?:sense of (?:smell|taste)|hearing|sight|eyesight|job|licen[cs]e|appetite|voice)|"
     r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
     r"(?:broke|tore|injured|hurt) my|(?:tore|sprained|twisted|fractured|ruptured|dislocated) (?:a|an|my)|surgery|"
-    r"sober|cut out|cut back on|gave up|given up|had to stop|adopted|came round to|come round to|"
-    r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free)|"
+    r"sober|teetotal|cut out|cut back on|gave up|given up|had to stop|(?:step|stepped|stepping) away from|"
+    r"adopted|came round to|come round to|"
+    r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free|"
+    r"plant-based|pescatarian|keto|paleo|teetotal|sugar-free|alcohol-free|meat-free)|"
+    # One thing of life traded for another: "I've swapped the gym for long walks".
+    r"(?:swapped|traded) (?:my |the |our )?(?:[\w-]+ ){1,3}for\b|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
-    r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|for good|from now on|"
+    r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|nowadays|for good|from now on|"
+    # Since a life event: "since the operation I can't run", "since the divorce".
+    r"since (?:the|my|our) (?:[\w-]+ )?(?:operation|surgery|op|accident|crash|injury|fall|diagnosis|"
+    r"stroke|heart attack|baby|birth|wedding|divorce|break-?up|split|move|redundancy|layoff|"
+    r"lockdown|pandemic|funeral|miscarriage|chemo|transplant)\b|"
     # Done with a thing, or become someone else: "I'm done with nights outdoors",
     # "I've become a real homebody".
     r"(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|finished|through) with|(?:i've|i have|we've|we have) become|"

@@ -223,7 +223,13 @@ def test_someone_elses_negator_still_flips_a_stance_word() -> None:
      ("I loved the choir, but stopped going after the move.", "stopped"),
      ("Gave up on the crossword this spring.", "gave up"),
      ("I don't visit my cousins anymore.", "anymore"),
-     ("Gardening used to be my thing.", "used to")],
+     ("Gardening used to be my thing.", "used to"),
+     # Ends in other words, and a visit that ends nothing.
+     ("I've gone right off pickles.", "gone right off"),
+     ("I packed in the cycling club after the winter.", "packed in the cycling"),
+     ("I packed it in after two seasons.", "packed it in"),
+     ("I stopped by the library after work.", None),
+     ("We stopped off in York on the way north.", None)],
 )
 def test_find_cessation(sentence: str, phrase: str | None) -> None:
     assert find_cessation(sentence) == phrase
@@ -549,6 +555,17 @@ def test_stance_reading_says_what_the_label_rests_on(text: str, expected: tuple[
         ("We settled in Cork for good.", "neutral"),
         ("I got into birdwatching last year.", "started"),
         ("We got into a minor crash on the way home.", "neutral"),
+        # A liking that grew or wore out, in idioms of its own.
+        ("Folk music has really grown on me.", "positive"),
+        ("I've come around to anchovies.", "positive"),
+        ("I'm hooked on bouldering lately.", "positive"),
+        ("I've warmed to the idea of a smaller flat.", "positive"),
+        ("Board games grate on me now.", "negative"),
+        ("The commute has become a real slog.", "negative"),
+        ("My enthusiasm for marathons has worn thin.", "negative"),
+        ("The rug was worn thin by the door.", "neutral"),
+        ("Cruises have lost their appeal for me.", "negative"),
+        ("I dread the Sunday league matches now.", "negative"),
     ],
 )
 def test_stance_label(sentence: str, stance: str) -> None:

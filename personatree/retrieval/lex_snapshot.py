@@ -25,7 +25,7 @@ from typing import Any, Hashable, Iterable, Mapping
 
 from ..change_links import links_of
 from ..graph import MemoryGraph
-from ..lexicons import CHANGE_OF_STATE_RE, NEGATED_START_RE
+from ..lexicons import CHANGE_OF_STATE_RE, ELIDED_SUBJECT_OPENERS, NEGATED_START_RE
 from ..text import is_change, is_standing, standing_patterns
 from ..types import Level
 from .lexical import BM25Index
@@ -44,8 +44,9 @@ _CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
 @lru_cache(maxsize=1)
 def analysis_fingerprint() -> str:
     """A digest of the text analysis a snapshot depends on (tokenizer, disposition,
-    change and standing cues, measured on probe texts, and the change and standing
-    patterns), with the snapshot format."""
+    change and standing cues, measured on probe texts, the change and standing
+    patterns, and the openers of a statement without its subject), with the snapshot
+    format."""
     probes = ("I quit smoking last year and started running instead.",
               "These days I work from home; I used to commute.",
               "We went to the lake on Saturday.",
@@ -54,6 +55,7 @@ def analysis_fingerprint() -> str:
     parts.extend(f"{is_change(p)}{is_standing(p)}" for p in probes)
     # The patterns themselves too: a phrasing added to them flips no probe above.
     parts.extend(p.pattern for p in (CHANGE_OF_STATE_RE, NEGATED_START_RE, *standing_patterns()))
+    parts.append(" ".join(sorted(ELIDED_SUBJECT_OPENERS)))
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 

@@ -17,6 +17,7 @@ from ..lexicons import (
     AFFECT_POS,
     CHANGE_OF_STATE_RE,
     DISPOSITION_MARKERS,
+    ELIDED_SUBJECT_OPENERS,
     FILLERS,
     FILLER_PHRASE_RE,
     FIRST_PERSON_SUBJECT,
@@ -265,7 +266,8 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     time words alone ("I'm my own boss now", "no more alarms at six", "since I
     collected my pension"), though not the present moment ("right now") nor a
     duration ("for a while now"). Questions and sentences without the speaker in them
-    never count.
+    never count; a statement that leaves its subject out ("Started at a new studio on
+    Monday") has the speaker in it.
 
     Parameters
     ----------
@@ -285,7 +287,8 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     # The cheap tests first: recall's state asks this of every leaf of a user.
     if stance not in ("stopped", "started") and CHANGE_OF_STATE_RE.search(normalize(sentence)) is None:
         return False
-    return has_first_person(tokens if tokens is not None else tokenize(sentence))
+    toks = tokens if tokens is not None else tokenize(sentence)
+    return has_first_person(toks) or (bool(toks) and toks[0] in ELIDED_SUBJECT_OPENERS)
 
 
 def _negated_habit(toks: list[str]) -> bool:
