@@ -288,6 +288,19 @@ def test_the_code_check_skips_only_lines_the_pattern_cannot_match(line: str) -> 
     assert looks_like_code(line) == (_CODE_RE.search(line) is not None)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZB 1.2,'&-_:/%kst\u00e9\u0663\u00c9", max_size=40))
+def test_the_entity_pattern_matches_where_its_lookbehind_form_does(text: str) -> None:
+    # The pattern with its lookbehinds first, as it reads most plainly.
+    plain = re.compile(
+        r"(?<![\w'])(?:[A-Z][\w'&\-]*(?:\s+[A-Z][\w'&\-]*)*)"
+        r"|(?<![\w.])\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|%)?(?![\w])"
+    )
+    from personatree.text.entities import _ENTITY_RE
+
+    assert [m.span() for m in _ENTITY_RE.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
 @pytest.mark.parametrize(
     ("sentence", "entities"),
     [

@@ -128,9 +128,13 @@ def _may_tell_time(s: str) -> bool:
     return not _TIME_KEYS.isdisjoint(_LETTERS_RE.findall(s.lower()))
 
 
+# A capitalised run not glued to a word or apostrophe before it, or a number not glued
+# to a word or point. Each alternative opens with the character class it starts with
+# and looks back past it, so the scan jumps from candidate to candidate instead of
+# trying a lookbehind at every position.
 _ENTITY_RE = re.compile(
-    r"(?<![\w'])(?:[A-Z][\w'&\-]*(?:\s+[A-Z][\w'&\-]*)*)"
-    r"|(?<![\w.])\d+(?:[.,:/]\d+)*(?:st|nd|rd|th|k|%)?(?![\w])"
+    r"[A-Z](?<![\w'][A-Z])[\w'&\-]*(?:\s+[A-Z][\w'&\-]*)*"
+    r"|\d(?<![\w.]\d)\d*(?:[.,:/]\d+)*(?:st|nd|rd|th|k|%)?(?![\w])"
 )
 _POSSESSIVE_RE = re.compile(r"'s$|'$")
 
