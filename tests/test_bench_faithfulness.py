@@ -98,6 +98,22 @@ def test_the_second_tuning_set_is_for_tuning_and_shares_no_sentence_with_the_oth
     assert not {s.id for s in tune2} & {s.id for s in others}
 
 
+def test_the_third_tuning_set_is_for_tuning_and_shares_no_sentence_with_the_others() -> None:
+    path = default_scenarios_path()
+    tune3 = load_scenarios(path.with_name("faithfulness_tune3.json"))
+    assert len(tune3) >= 20 and {s.split for s in tune3} == {"tune"}
+    assert {s.kind for s in tune3} == set(KINDS)
+    others = load_scenarios()
+    for name in ("faithfulness_tune2.json", "faithfulness_fresh.json"):
+        others += load_scenarios(path.with_name(name))
+
+    def sentences(xs: Any) -> set[str]:
+        return {s.change.text for s in xs} | {t.text for s in xs for t in s.statements}
+
+    assert not sentences(tune3) & sentences(others)
+    assert not {s.id for s in tune3} & {s.id for s in others}
+
+
 @pytest.mark.parametrize(
     ("over", "field"),
     [
