@@ -456,7 +456,8 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     r"(?:got|gets|get|getting|helped|helps|help|helping|pulled|carried|saw|boosted) (?:me|us) through|"
     r"de-?stress|(?:relieves?|relieving|eases?|easing) (?:my |the )?stress|stress (?:fix|relief|reliever|buster)|"
     # A liking that grew: "jazz has grown on me", "I've come round to olives", "hooked
-    # on bouldering", "developed a taste for chilli", "I've warmed to the idea".
+    # on bouldering", "developed a taste for chilli", "I've warmed to the idea", "I
+    # actually look forward to my run".
     r"(?:grown|grew|grows|growing) on (?:me|us)\b|c(?:o|a)me (?:a)?round to|hooked on|"
     r"(?:developed|acquired|got|getting) (?:a|the) (?:real |proper |bit of a )?taste for|"
     r"(?:i've|i have|we've|we have|i|we) (?:really |slowly )?warmed (?:up )?to|"
@@ -520,8 +521,9 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     # A child born: "we had a little boy in April", "I gave birth in May".
     r"(?:had|welcomed) (?:a|our) (?:(?:first|second|third) )?(?:baby|little (?:boy|girl)|son|daughter|child)\b|"
     r"gave birth|"
-    # A body that now rules things out: "my arm is in a cast", "on crutches for weeks",
-    # "off work with burnout", "the doctor put me on statins".
+    # A body that now rules things out, or a thing of life lost: "my arm is in a cast",
+    # "on crutches for weeks", "off work with burnout", "the doctor put me on statins",
+    # "I lost my sense of smell", "I lost my job".
     r"(?:i'm|i am|was|been|be|is|are) (?:\w+ )?in a (?:cast|sling|wheelchair|neck brace|brace)|on crutches|"
     r"(?:i'm|i am|i was|been) (?:\w+ )?off work|signed off (?:work|sick)|"
     r"on (?:sick|maternity|paternity|parental|medical) leave|"
