@@ -535,7 +535,7 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"sober|teetotal|cut out|cut back on|gave up|given up|had to stop|(?:step|stepped|stepping) away from|"
     r"adopted|came round to|come round to|"
     r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free|"
-    r"plant-based|pescatarian|keto|paleo|teetotal|sugar-free|alcohol-free|meat-free)|"
+    r"plant-based|pescatarian|keto|paleo|sugar-free|alcohol-free|meat-free)|"
     # One thing of life traded for another: "I've swapped the gym for long walks".
     r"(?:swapped|traded) (?:my |the |our )?(?:[\w-]+ ){1,3}for\b|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"

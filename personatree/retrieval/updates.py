@@ -148,16 +148,18 @@ def _kth_before(
         sims = matrix @ matrix[missing].T  # leaves × missing
         # Rows not said before the update, or gone, never count.
         excluded = ~((facts.at[:, None] < facts.at[missing][None, :]) & ~facts.gone[:, None])
-        for centred in reversed(kinds):  # the centred copy first: the plain one is overwritten
-            values = sims
-            if centred and centre is not None:
-                values = _centred(sims, centre, np.arange(len(matrix)), np.asarray(missing))
+        # The centred copy is taken first: the plain values are masked in place.
+        versions = []
+        if centre is not None:
+            versions.append((True, _centred(sims, centre, np.arange(len(matrix)), np.asarray(missing))))
+        versions.append((False, sims))
+        for centred, values in versions:
             values[excluded] = -np.inf
             kth = kth_largest(values, k, overwrite=True)
             for r, v in zip(missing, kth.tolist()):
                 facts.kth[(k, r, centred)] = v
-    out = [np.array([facts.kth[(k, int(r), c)] for r in rows]) for c in kinds]
-    return out[0], (out[1] if centre is not None else None)
+    plain, *centred_bar = (np.array([facts.kth[(k, int(r), c)] for r in rows]) for c in kinds)
+    return plain, (centred_bar[0] if centred_bar else None)
 
 
 def kth_largest(values: np.ndarray, k: int, overwrite: bool = False) -> np.ndarray:
