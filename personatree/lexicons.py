@@ -506,7 +506,7 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
 # a habit given up. Recall treats such statements as pivotal evidence about the person
 # (retrieval.scoring), since what they change is asked about in other words later.
 CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
-    r"\b(?:moved (?:to|into|onto|out|back|away|abroad|overseas|house|in with)|relocat(?:ed|ing)|emigrated|"
+    r"\b(?:moved (?:to|into|onto|out|back|away|abroad|overseas|house|in with|in together)|relocat(?:ed|ing)|emigrated|"
     r"sold up|new (?:job|role|position|flat|house|apartment|place)|got the keys (?:to|for)|"
     r"(?:quit|left) (?:my|the) (?:job|post|company|firm|team|band|choir|club|orchestra|army|navy|"
     r"course|programme|program|church|union|league)|"

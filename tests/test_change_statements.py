@@ -118,6 +118,17 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("I love the coast in spring.", False),
         ("Did you move to a new flat?", False),
         ("She moved to Lisbon last year.", False),
+        # A change denied, or gone through by somebody else, is none of the speaker's;
+        # a death, a birth or a diagnosis in the family, or a change done to the
+        # speaker, still changes the speaker's life.
+        ("We're not splitting up, whatever the neighbours think.", False),
+        ("I never moved away from my home town.", False),
+        ("My cousin got married on a beach in Crete, which I loved.", False),
+        ("Grandad had retired by the time I was born, my mum says.", False),
+        ("My granny passed away in the autumn.", True),
+        ("My sister was diagnosed with diabetes and I do her shopping.", True),
+        ("He broke up with me on my birthday.", True),
+        ("My girlfriend and I moved in together last month.", True),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:

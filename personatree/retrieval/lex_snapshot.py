@@ -50,7 +50,8 @@ def analysis_fingerprint() -> str:
     probes = ("I quit smoking last year and started running instead.",
               "These days I work from home; I used to commute.",
               "We went to the lake on Saturday.",
-              "I'm saving up for a van and still recovering from a cold.")
+              "I'm saving up for a van and still recovering from a cold.",
+              "My uncle retired, and we're not moving away.")
     parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
     parts.extend(f"{is_change(p)}{is_standing(p)}" for p in probes)
     # The patterns themselves too: a phrasing added to them flips no probe above.

@@ -35,7 +35,7 @@ from ..lexicons import (
     STOPWORDS,
 )
 from .sentences import CLOSERS, EMOJI_CLASS
-from .stance import analyze_stance
+from .stance import analyze_stance, speaker_change
 from .tokens import has_first_person, normalize, tokenize
 
 __all__ = [
@@ -285,8 +285,10 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     if sentence.rstrip().endswith("?"):
         return False
     # The cheap tests first: recall's state asks this of every leaf of a user.
-    if stance not in ("stopped", "started") and CHANGE_OF_STATE_RE.search(normalize(sentence)) is None:
-        return False
+    if stance not in ("stopped", "started"):
+        low = normalize(sentence)
+        if not any(speaker_change(low, m) for m in CHANGE_OF_STATE_RE.finditer(low)):
+            return False
     toks = tokens if tokens is not None else tokenize(sentence)
     return has_first_person(toks) or (bool(toks) and toks[0] in ELIDED_SUBJECT_OPENERS)
 

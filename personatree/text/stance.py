@@ -51,7 +51,7 @@ from .tokens import has_first_person, normalize, tokenize
 
 __all__ = [
     "Stance", "StanceSource", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label",
-    "stance_reading",
+    "stance_reading", "speaker_change",
 ]
 
 
@@ -179,6 +179,52 @@ def _told_of_other(low: str, m: re.Match[str]) -> bool:
     cessation with the speaker as subject, or with none ("Gave up sugar in May"), is
     the speaker's."""
     return _cessation_subject(low, m) in OTHER_PEOPLE
+
+
+# Changes told by time words alone ("I'm my own boss now", "no more alarms", "since
+# then") have no verb whose negator or subject could be read.
+_TIME_TOLD_RE = re.compile(
+    r"(?:[.;,:!] )?(?:now|since|no more|no longer|these days|nowadays|anymore|any more|for good|"
+    r"from now on)\b"
+)
+
+# Events in a family that change the speaker's own life too, whoever they befall:
+# "my dad passed away", "my wife is pregnant", "my mum was diagnosed with dementia".
+_FAMILY_EVENT_RE = re.compile(r"passed away|pregnant|gave birth|had |welcomed |diagnosed")
+# A change another person made with the speaker as its object: "she broke up with me".
+_TO_SPEAKER_RE = re.compile(r" (?:with )?(?:me|us)\b")
+
+
+def speaker_change(low: str, m: re.Match[str]) -> bool:
+    """Whether the change phrase ``m`` in normalised text ``low`` is one the speaker
+    went through: no negator just before its verb ("we're not divorcing", "I never
+    moved") and no other person as its subject ("Dad had stepped down", "my sister got
+    married"), unless it is an event that changes the speaker's life whoever it
+    befalls (a death, a birth, a diagnosis in the family) or one done to the speaker
+    ("she broke up with me"). A change told by time
+    words alone ("we live on a boat now") has neither to read and counts.
+
+    Parameters
+    ----------
+    low : str
+        Normalised text (:func:`~personatree.text.tokens.normalize`).
+    m : re.Match
+        A match of :data:`~personatree.lexicons.CHANGE_OF_STATE_RE` in ``low``.
+
+    Returns
+    -------
+    bool
+    """
+    if _TIME_TOLD_RE.match(m.group(0)) is not None:
+        return True
+    start = m.start()
+    if CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None:
+        return False
+    if _FAMILY_EVENT_RE.match(m.group(0)) is not None or _TO_SPEAKER_RE.match(low, m.end()) is not None:
+        return True
+    if has_first_person(tokenize(m.group(0))):
+        return True  # the phrase names its subject: "my wife and I are separating"
+    return _cessation_subject(low, m) not in OTHER_PEOPLE
 
 
 def _first_cessation(low: str) -> tuple[re.Match[str] | None, bool]:
