@@ -287,7 +287,8 @@ AFFECT_POS: frozenset[str] = frozenset(
     lovely stoked pumped motivated energized hopeful free relief calms soothes soothing
     relaxes cheers smile smiles laugh laughs peace energy healthier rested supporter
     uplifting comforting
-    gorgeous stunning breathtaking delicious brilliant superb terrific glorious fabulous""".split()
+    gorgeous stunning breathtaking delicious brilliant superb terrific glorious fabulous
+    yum yummy tasty scrumptious""".split()
 )
 AFFECT_NEG: frozenset[str] = frozenset(
     """sad unhappy angry upset anxious anxiety stressed stressful stress worried nervous scared
@@ -299,7 +300,9 @@ AFFECT_NEG: frozenset[str] = frozenset(
     furious irritable grumpy tense dizzy panic panicky terrify terrifies terrified freeze
     overthink headache headaches migraine migraines nasty grieving badly bore bores
     miss missed distant argue argued clash clashes crutches shake frightening dread dreading
-    dreaded""".split()
+    dreaded
+    yuck yuk ew eww gross icky vile revolting disgusting disgusted nauseating repulsive horrid
+    gagging cringe cringey nightmare burden""".split()
 )
 
 # The feeling a trigger pattern names, read from the words its members use for it
@@ -461,7 +464,10 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     r"(?:grown|grew|grows|growing) on (?:me|us)\b|c(?:o|a)me (?:a)?round to|hooked on|"
     r"(?:developed|acquired|got|getting) (?:a|the) (?:real |proper |bit of a )?taste for|"
     r"(?:i've|i have|we've|we have|i|we) (?:really |slowly )?warmed (?:up )?to|"
-    r"(?:i|we) (?:actually |really )?look forward to)"
+    r"(?:i|we) (?:actually |really )?look forward to|"
+    # "I've caught the climbing bug", "I'm a convert to audiobooks", "my new obsession".
+    r"caught the (?:[\w-]+ )?bug\b|(?:i'm|i am|we're|we are) (?:now )?(?:a |an )?(?:total |complete |real |full )?"
+    r"converts? to|(?:my|our) (?:new |latest |current )?obsession)"
 )
 STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
     r"\b(?:can't bear|cannot bear|can't stand|drives? me (?:up the wall|crazy|mad|nuts|insane)|"
@@ -469,7 +475,11 @@ STANCE_PHRASE_NEG_RE: re.Pattern[str] = re.compile(
     r"hard to (?:deal|get along|talk|live) with|never again|"
     # A liking worn out: "it grates on me", "turns my stomach", "a real slog", "my
     # patience has worn thin", "I've soured on it", "it has lost its charm".
-    r"grates? on (?:me|us|my)|turns? my stomach|"
+    r"grates? on (?:me|us|my)|turns? my stomach|makes? me (?:gag|retch|heave)\b|"
+    # Gone cold: "I've fallen out of love with baking", "gone cold on the idea", "I've
+    # had enough of late nights", "I can take it or leave it".
+    r"(?:fallen|fell|falling) out of love with|gone cold on|(?:had|have) (?:more than )?enough of|"
+    r"take (?:it|them) or leave (?:it|them)|"
     r"(?:feels?|felt|become|is) (?:like )?a (?:real |bit of a |total )?(?:chore|slog|drag)|"
     r"(?:patience|enthusiasm|interest|novelty|appeal|charm|fun)\b[^.,;!?]{0,40}?(?:worn|wearing) thin|"
     r"soured on|(?:my|our) idea of (?:torture|hell)|"
@@ -498,6 +508,7 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
     r"|\b(?:those|(?:my|our|the) [\w-]+) (?:days|years) (?:are|were) (?:now |long |well |all )?"
     r"(?:behind (?:me|us)|over)\b"
     r"|\b(?:that's|that is|it's|it is) (?:all )?behind (?:me|us)\b"
+    r"|\b(?:i've|i have|we've|we have|i|we) (?:\w+ )?outgr(?:own|ew)\b"
     r"|\blet (?:my|our|the) (?:[\w-]+ ){0,2}(?:membership|subscription|licen[cs]e|pass|contract) "
     r"(?:lapse|expire|run out)\b"
 )

@@ -579,6 +579,19 @@ def test_stance_reading_says_what_the_label_rests_on(text: str, expected: tuple[
         ("The rug was worn thin by the door.", "neutral"),
         ("Cruises have lost their appeal for me.", "negative"),
         ("I dread the Sunday league matches now.", "negative"),
+        ("I've fallen out of love with jigsaws.", "negative"),
+        ("I've gone cold on the idea of a camper van.", "negative"),
+        ("I've had enough of five-a-side on icy pitches.", "negative"),
+        ("Darts? I can take it or leave it nowadays.", "negative"),
+        ("Line dancing makes me cringe.", "negative"),
+        ("I've outgrown the pub quiz crowd.", "stopped"),
+        ("I've caught the sailing bug.", "positive"),
+        ("I'm a total convert to oat milk.", "positive"),
+        ("Sourdough is my latest obsession.", "positive"),
+        # Disgust and relish are sides too.
+        ("Mushy peas again at the canteen, yuck.", "negative"),
+        ("The smell of fish sauce makes me gag.", "negative"),
+        ("That lentil stew was so yummy.", "positive"),
     ],
 )
 def test_stance_label(sentence: str, stance: str) -> None:
