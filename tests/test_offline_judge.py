@@ -194,6 +194,19 @@ def test_type_and_stance_do_not_depend_on_the_batch(judge: OfflineJudge) -> None
     assert seen >= 48
 
 
+def test_type_probabilities_are_scikit_learns(embedder: Embedder, registry: SchemaRegistry) -> None:
+    # The typer computes the fitted model's probabilities itself (no per-call input
+    # checks); they must be the library's own, bit for bit, at any batch size.
+    from personatree.judge.leaf_typing import LeafTyper, _softmax_proba
+
+    typer = LeafTyper(embedder, registry)
+    texts = _BATCH_SENTENCES + ["I took up the cello at fifty.", "We walked the dog along the canal."]
+    x = np.asarray(embedder.embed(texts), dtype=np.float64)
+    model = typer._model
+    for rows in (x[:1], x[:5], x):
+        assert np.array_equal(_softmax_proba(model, rows), model.predict_proba(rows))
+
+
 def test_extract_is_deterministic(judge: OfflineJudge) -> None:
     o = [obs("a", Message("user", "I stopped hiking after my knee injury. I moved to Lisbon in 2021!")),
          obs("b", Message("user", "My sister Anna and I talk every day."))]

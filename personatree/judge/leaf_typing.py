@@ -92,7 +92,7 @@ class LeafTyper:
             # One leaf type (or none with examples): nothing to decide.
             n = len(texts)
             return np.zeros(n, dtype=np.int64), np.ones(n), np.full(n, np.inf)
-        proba = self._model.predict_proba(emb.astype(np.float64))
+        proba = _softmax_proba(self._model, emb.astype(np.float64))
         scores = np.log(np.clip(proba, 1e-12, 1.0))
         if self._cue_re is not None:
             for i, text in enumerate(texts):
@@ -136,6 +136,23 @@ def _embedded_examples(embedder: Embedder, texts: tuple[str, ...]) -> np.ndarray
         with _EXAMPLE_CACHE_LOCK:
             _EXAMPLE_CACHE[key] = hit
     return hit
+
+
+def _softmax_proba(model: Any, x: np.ndarray) -> np.ndarray:
+    """The fitted multinomial model's class probabilities for the rows of ``x``.
+
+    The arithmetic of scikit-learn's ``predict_proba`` (the same products, the same
+    softmax), without its per-call input validation, which costs more than the product
+    on a batch of a few dozen statements. With two classes the model is binary and its
+    own method is used.
+    """
+    if len(model.classes_) <= 2:
+        return np.asarray(model.predict_proba(x))
+    scores = x @ model.coef_.T + model.intercept_
+    scores -= scores.max(axis=1).reshape(-1, 1)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=1).reshape(-1, 1)
+    return np.asarray(scores)
 
 
 _MODEL_CACHE: dict[tuple[str, tuple[str, ...]], Any] = {}
