@@ -64,6 +64,7 @@ __all__ = [
     "POSITIVE_NEGATED",
     "PRED_ADJ",
     "PRONOUN_CAPS",
+    "OTHER_PERSON_WORDS",
     "SECOND_PERSON",
     "STANCE_NEG",
     "STANCE_POS",
@@ -119,7 +120,14 @@ FIRST_PERSON: frozenset[str] = frozenset(
 # "Just moved into the new flat".
 ELIDED_SUBJECT_OPENERS: frozenset[str] = frozenset(
     """started moved quit got gave left switched stopped retired signed joined sold bought
-    handed packed finally just recently been went gone haven't havent hadn't""".split()
+    handed packed finally just recently been went gone haven't havent hadn't turned""".split()
+)
+# Words that name a person other than the speaker: a sentence with none of them (and
+# no name) that tells a change tells the speaker's ("A slipped disc means no lifting").
+# With :data:`OTHER_PEOPLE`, these pronouns.
+OTHER_PERSON_WORDS: frozenset[str] = frozenset(
+    """he she they him her them his their hers theirs he's she's they're they've he'd she'd
+    they'd you your yours you're you've you'd u""".split()
 )
 # The pronouns that make the speaker the subject: "me"/"my" in "Give me my schedule"
 # do not turn a request into a statement about the speaker.
@@ -518,20 +526,25 @@ STOP_EXTRA_RE: re.Pattern[str] = re.compile(
 # (retrieval.scoring), since what they change is asked about in other words later.
 CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"\b(?:moved (?:to|into|onto|out|back|away|abroad|overseas|house|in with|in together)|relocat(?:ed|ing)|emigrated|"
-    r"sold up|new (?:job|role|position|flat|house|apartment|place)|got the keys (?:to|for)|"
+    r"sold up|(?<!to a )new (?:job|role|position|flat|house|apartment|place)|got the keys (?:to|for)|"
     r"(?:quit|left) (?:my|the) (?:job|post|company|firm|team|band|choir|club|orchestra|army|navy|"
     r"course|programme|program|church|union|league)|"
     # Work begun or ended in other words: "I handed in my notice", "I was made
     # redundant", "stepped down as captain", "started at a new agency".
     r"(?:handed|gave|put) in (?:my|our) notice|handed (?:my|our) notice in|resigned|made redundant|"
     r"stepped down|(?:started|starting) (?:at|with) (?:a|an) new|"
+    # "the bakery let me go", "took redundancy", "going freelance", "retraining as a
+    # nurse", "dropped to three days a week".
+    r"let (?:me|us) go\b|took (?:voluntary )?redundancy|(?:going|gone|went) (?:freelance|self-employed)|"
+    r"retrain(?:ing|ed)? as|(?:dropped|dropping|cut|went) (?:down |back )?to (?:\w+ ){1,2}days a week|"
     r"got (?:promoted|hired|fired|laid off|divorced|engaged|married|dumped|hitched)|promoted to|retired|"
     r"laid off|tied the knot|switched (?:to|from|jobs|careers|teams)|divorc(?:e|ed|ing)|"
     r"broke up|breaking up with|split(?:ting)? up|separated|(?:we're|we are|i'm|i am|and i are) separating|"
     r"proposed|pregnant|single again|"
     # A child born: "we had a little boy in April", "I gave birth in May".
     r"(?:had|welcomed) (?:a|our) (?:(?:first|second|third) )?(?:baby|little (?:boy|girl)|son|daughter|child)\b|"
-    r"gave birth|"
+    r"gave birth|(?:we're|we are|i'm|i am) expecting (?:a baby|twins|triplets|a (?:little )?(?:boy|girl)|"
+    r"our (?:first|second|third)|again)\b|(?:we're|we are|i'm|i am) expecting(?=\s*(?:[.!,;]|$))|"
     # A body that now rules things out, or a thing of life lost: "my arm is in a cast",
     # "on crutches for weeks", "off work with burnout", "the doctor put me on statins",
     # "I lost my sense of smell", "I lost my job".
@@ -542,13 +555,26 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"steroids|antibiotics|an inhaler|a drip)|"
     r"lost my (?:sense of (?:smell|taste)|hearing|sight|eyesight|job|licen[cs]e|appetite|voice)|"
     r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
+    r"(?:gluten|lactose|dairy|wheat|fructose) intoleran(?:t|ce)|banned (?:me|us) from|"
+    r"passed my driving test|got my (?:driving |driver's |drivers )?licen[cs]e\b|"
+    r"(?:off|quit|given up|gave up|kicked) the (?:booze|drink|sauce|fags|cigs|cigarettes|smokes)\b|"
     r"(?:broke|tore|injured|hurt) my|(?:tore|sprained|twisted|fractured|ruptured|dislocated) (?:a|an|my)|surgery|"
+    # An injury or operation named by its noun: "a slipped disc means no lifting", "the
+    # shoulder op", "a torn ligament", "my hip replacement", "a bad concussion".
+    r"slipped disc|herniated|concussion|(?:knee|hip|shoulder|joint) replacement|"
+    r"(?:hip|knee|shoulder|back|heart|eye|foot|hand|wrist|ankle|spine|spinal|hernia) op\b|"
+    r"had (?:my|an?) (?:[\w-]+ ){0,2}(?:teeth|tooth|appendix|tonsils|gallbladder|cyst|lump) (?:out|removed)\b|"
+    r"(?:broken|fractured|sprained|torn|twisted|dislocated|ruptured) (?:\w+ )?(?:ankle|wrist|arm|leg|knee|hip|"
+    r"shoulder|collarbone|rib|ribs|foot|toe|finger|hand|elbow|ligament|tendon|achilles|acl|meniscus|cartilage)|"
+    r"(?:my|the|an?) (?:\w+ )?op(?= (?:means|was|went|is|has|left))|"
     r"sober|teetotal|cut out|cut back on|gave up|given up|had to stop|(?:step|stepped|stepping) away from|"
     r"adopted|came round to|come round to|"
-    r"(?:went|gone|going|switched) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free|"
+    r"(?:went|gone|going|switched|turned) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free|"
     r"plant-based|pescatarian|keto|paleo|sugar-free|alcohol-free|meat-free)|"
     # One thing of life traded for another: "I've swapped the gym for long walks".
-    r"(?:swapped|traded) (?:my |the |our )?(?:[\w-]+ ){1,3}for\b|"
+    r"(?:swapped|traded|switched|exchanged) (?:my |the |our )?(?:[\w-]+ ){1,3}for\b|"
+    # A pet taken on: "got a puppy last week, so travel is on hold".
+    r"(?:got|rescued|brought home) (?:a|our|my) (?:new )?(?:dog|puppy|kitten|cat|rescue dog|rescue cat)\b|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
     r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|nowadays|for good|from now on|"
     # Since a life event: "since the operation I can't run", "since the divorce".
@@ -560,6 +586,8 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|finished|through) with|(?:i've|i have|we've|we have) become|"
     # A thing of one's life parted with: "I deleted all my games", "we sold our car".
     r"(?:deleted|sold|got rid of|gave away|given away) (?:all )?(?:of )?(?:my|our)|"
+    r"(?:sold|got rid of) the (?:[\w-]+ )?(?:car|house|flat|boat|sailboat|yacht|bike|motorbike|van|piano|"
+    r"business|shop|caravan|camper|horse|allotment)\b|"
     # A home bought or taken, a contract signed: a move, a new job.
     r"(?:bought|took|rented|taken) (?:a|an|the|our|my) (?:[\w-]+ ){0,2}"
     r"(?:house|flat|apartment|home|farmhouse|cottage|place|job|position|post|role|offer)|"

@@ -129,6 +129,28 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("My sister was diagnosed with diabetes and I do her shopping.", True),
         ("He broke up with me on my birthday.", True),
         ("My girlfriend and I moved in together last month.", True),
+        # A statement naming no one is the speaker's when its words name the change.
+        ("A torn ligament means no netball this season.", True),
+        ("Sober since the spring, and loving it.", True),
+        ("The knee op went well, no running till summer.", True),
+        ("A lot has changed since then.", False),
+        ("Many retired teachers volunteer at the library, Sam says.", False),
+        # More ways of telling work, family, body and habits changed.
+        ("The garage let me go in the spring.", True),
+        ("Took voluntary redundancy and went freelance.", True),
+        ("I'm retraining as a plumber.", True),
+        ("I dropped to four days a week after the baby.", True),
+        ("We're expecting our first in October!", True),
+        ("We're expecting about fifty guests.", False),
+        ("Had my appendix out on Sunday.", True),
+        ("Turns out I'm lactose intolerant.", True),
+        ("The physio has banned me from the squash court.", True),
+        ("Passed my driving test at the third go!", True),
+        ("Been off the fags since March.", True),
+        ("I've switched my evening wine for fizzy water.", True),
+        ("We got a puppy, so no more weekends away.", True),
+        ("We sold the caravan at the end of the summer.", True),
+        ("I took a trip to a new place on the coast.", False),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:

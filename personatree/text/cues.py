@@ -24,6 +24,8 @@ from ..lexicons import (
     HABIT_VERBS,
     INTENSIFIERS,
     NEGATED_AUXILIARIES,
+    OTHER_PEOPLE,
+    OTHER_PERSON_WORDS,
     REQUEST_LEADS,
     REQUEST_MODALS,
     REQUEST_MODAL_EXEMPT,
@@ -33,9 +35,10 @@ from ..lexicons import (
     STANCE_POS,
     STANDING_NEGATORS,
     STOPWORDS,
+    TIME_WORDS,
 )
 from .sentences import CLOSERS, EMOJI_CLASS
-from .stance import analyze_stance, speaker_change
+from .stance import analyze_stance, speaker_change, told_by_time
 from .tokens import has_first_person, normalize, tokenize
 
 __all__ = [
@@ -285,12 +288,35 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     if sentence.rstrip().endswith("?"):
         return False
     # The cheap tests first: recall's state asks this of every leaf of a user.
+    matches: list[re.Match[str]] | None = None
     if stance not in ("stopped", "started"):
         low = normalize(sentence)
-        if not any(speaker_change(low, m) for m in CHANGE_OF_STATE_RE.finditer(low)):
+        matches = [m for m in CHANGE_OF_STATE_RE.finditer(low) if speaker_change(low, m)]
+        if not matches:
             return False
     toks = tokens if tokens is not None else tokenize(sentence)
-    return has_first_person(toks) or (bool(toks) and toks[0] in ELIDED_SUBJECT_OPENERS)
+    if has_first_person(toks) or (bool(toks) and toks[0] in ELIDED_SUBJECT_OPENERS):
+        return True
+    # A statement that names no one at all is the speaker's ("A slipped disc means no
+    # lifting", "Teetotal for months now") when its words name the change: time words
+    # alone name none ("a lot has happened since then").
+    if matches is None:
+        low = normalize(sentence)
+        matches = [m for m in CHANGE_OF_STATE_RE.finditer(low) if speaker_change(low, m)]
+    return any(not told_by_time(m) for m in matches) and _names_no_one(sentence, toks)
+
+
+def _names_no_one(sentence: str, toks: list[str]) -> bool:
+    """No person but the speaker in it: no pronoun or word for someone else, no name."""
+    if not OTHER_PEOPLE.isdisjoint(toks) or not OTHER_PERSON_WORDS.isdisjoint(toks):
+        return False
+    return all(m.group(0).lower() in _NOT_NAMES for m in _NAME_RE.finditer(sentence))
+
+
+# Capitalised inside a sentence without naming anyone: days, months, holidays.
+_NOT_NAMES = TIME_WORDS | frozenset("may march christmas easter".split())
+# A capitalised word inside a sentence (not at its start): a name, most likely.
+_NAME_RE = re.compile(r"(?<!^)(?<![.!?:;\"'] )(?<![.!?:;\"'])\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
 
 def _negated_habit(toks: list[str]) -> bool:

@@ -51,7 +51,7 @@ from .tokens import has_first_person, normalize, tokenize
 
 __all__ = [
     "Stance", "StanceSource", "find_cessation", "analyze_stance", "STANCE_LABELS", "stance_label",
-    "stance_reading", "speaker_change",
+    "stance_reading", "speaker_change", "told_by_time",
 ]
 
 
@@ -195,6 +195,21 @@ _FAMILY_EVENT_RE = re.compile(r"passed away|pregnant|gave birth|had |welcomed |d
 _TO_SPEAKER_RE = re.compile(r" (?:with )?(?:me|us)\b")
 
 
+def told_by_time(m: re.Match[str]) -> bool:
+    """Whether a change phrase ``m`` is time words alone ("now", "since then", "no more").
+
+    Parameters
+    ----------
+    m : re.Match
+        A match of :data:`~personatree.lexicons.CHANGE_OF_STATE_RE`.
+
+    Returns
+    -------
+    bool
+    """
+    return _TIME_TOLD_RE.match(m.group(0)) is not None
+
+
 def speaker_change(low: str, m: re.Match[str]) -> bool:
     """Whether the change phrase ``m`` in normalised text ``low`` is one the speaker
     went through: no negator just before its verb ("we're not divorcing", "I never
@@ -215,7 +230,7 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     -------
     bool
     """
-    if _TIME_TOLD_RE.match(m.group(0)) is not None:
+    if told_by_time(m):
         return True
     start = m.start()
     if CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None:
