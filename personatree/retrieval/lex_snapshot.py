@@ -51,7 +51,8 @@ def analysis_fingerprint() -> str:
               "These days I work from home; I used to commute.",
               "We went to the lake on Saturday.",
               "I'm saving up for a van and still recovering from a cold.",
-              "My uncle retired, and we're not moving away.")
+              "My uncle retired, and we're not moving away.",
+              "A torn ligament means no netball this season.")
     parts = [SNAPSHOT_FORMAT, turn_fingerprint()]
     parts.extend(f"{is_change(p)}{is_standing(p)}" for p in probes)
     # The patterns themselves too: a phrasing added to them flips no probe above.
