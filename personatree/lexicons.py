@@ -594,7 +594,7 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:signed|accepted) (?:a|an|the|my) (?:[\w-]+ ){0,2}(?:contract|offer|lease)|"
     # Told to stop by someone with the standing to: "the doctor told me to hand in my licence".
     r"(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|cut|stay off|lay off)|"
-    r"(?:doctor|physio|physiotherapist|gp|surgeon|dentist|consultant)'?s? (?:says|said) no (?:more )?[a-z]|"
+    r"(?:doctor|physio|physiotherapist|gp|surgeon|dentist|consultant)'?s? (?:says|said) no (?:more )?[a-z]+|"
     # A condition that began weeks or months ago: "I've had terrible insomnia for weeks".
     r"(?:i've|i have) (?:had|been having) (?:[\w-]+ ){1,3}?for (?:weeks|months|a few weeks|a few months|"
     r"the (?:past|last) (?:few )?(?:weeks|months))|"

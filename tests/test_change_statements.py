@@ -151,6 +151,7 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("We got a puppy, so no more weekends away.", True),
         ("We sold the caravan at the end of the summer.", True),
         ("I took a trip to a new place on the coast.", False),
+        ("My consultant says no more contact sports.", True),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:
