@@ -122,9 +122,9 @@ ELIDED_SUBJECT_OPENERS: frozenset[str] = frozenset(
     """started moved quit got gave left switched stopped retired signed joined sold bought
     handed packed finally just recently been went gone haven't havent hadn't turned""".split()
 )
-# Words that name a person other than the speaker: a sentence with none of them (and
-# no name) that tells a change tells the speaker's ("A slipped disc means no lifting").
-# With :data:`OTHER_PEOPLE`, these pronouns.
+# Pronouns of a person other than the speaker. A sentence with none of them, none of
+# :data:`OTHER_PEOPLE` and no name that tells a change tells the speaker's ("A slipped
+# disc means no lifting").
 OTHER_PERSON_WORDS: frozenset[str] = frozenset(
     """he she they him her them his their hers theirs he's she's they're they've he'd she'd
     they'd you your yours you're you've you'd u""".split()

@@ -152,6 +152,7 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("We sold the caravan at the end of the summer.", True),
         ("I took a trip to a new place on the coast.", False),
         ("My consultant says no more contact sports.", True),
+        ("My dad had to stop driving last year.", False),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:

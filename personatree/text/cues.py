@@ -270,7 +270,11 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     collected my pension"), though not the present moment ("right now") nor a
     duration ("for a while now"). Questions and sentences without the speaker in them
     never count; a statement that leaves its subject out ("Started at a new studio on
-    Monday") has the speaker in it.
+    Monday") has the speaker in it, and so has one that names no one at all when its
+    words name the change ("A slipped disc means no lifting for months"). A change
+    denied ("we're not moving") or gone through by someone else ("my cousin got
+    married") is not the speaker's, unless it changes the speaker's life whoever it
+    befalls ("my granny passed away") or is done to the speaker ("he broke up with me").
 
     Parameters
     ----------
@@ -315,7 +319,8 @@ def _names_no_one(sentence: str, toks: list[str]) -> bool:
 
 # Capitalised inside a sentence without naming anyone: days, months, holidays.
 _NOT_NAMES = TIME_WORDS | frozenset("may march christmas easter".split())
-# A capitalised word inside a sentence (not at its start): a name, most likely.
+# A capitalised word inside a sentence (not at its start, nor opening a quotation): a
+# name, most likely.
 _NAME_RE = re.compile(r"(?<!^)(?<![.!?:;\"'] )(?<![.!?:;\"'])\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
 

@@ -190,7 +190,7 @@ _TIME_TOLD_RE = re.compile(
 
 # Events in a family that change the speaker's own life too, whoever they befall:
 # "my dad passed away", "my wife is pregnant", "my mum was diagnosed with dementia".
-_FAMILY_EVENT_RE = re.compile(r"passed away|pregnant|gave birth|had |welcomed |diagnosed")
+_FAMILY_EVENT_RE = re.compile(r"passed away|pregnant|gave birth|(?:had|welcomed) (?:a|an|our) |diagnosed")
 # A change another person made with the speaker as its object: "she broke up with me".
 _TO_SPEAKER_RE = re.compile(r" (?:with )?(?:me|us)\b")
 
@@ -216,8 +216,8 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     moved") and no other person as its subject ("Dad had stepped down", "my sister got
     married"), unless it is an event that changes the speaker's life whoever it
     befalls (a death, a birth, a diagnosis in the family) or one done to the speaker
-    ("she broke up with me"). A change told by time
-    words alone ("we live on a boat now") has neither to read and counts.
+    ("she broke up with me"). A change told by time words alone ("we live on a boat
+    now") has neither to read and counts.
 
     Parameters
     ----------
