@@ -64,7 +64,7 @@ __all__ = [
     "POSITIVE_NEGATED",
     "PRED_ADJ",
     "PRONOUN_CAPS",
-    "OTHER_PERSON_WORDS",
+    "THIRD_PERSON_FORMS",
     "SECOND_PERSON",
     "STANCE_NEG",
     "STANCE_POS",
@@ -122,13 +122,10 @@ ELIDED_SUBJECT_OPENERS: frozenset[str] = frozenset(
     """started moved quit got gave left switched stopped retired signed joined sold bought
     handed packed finally just recently been went gone haven't havent hadn't turned""".split()
 )
-# Pronouns of a person other than the speaker. A sentence with none of them, none of
-# :data:`OTHER_PEOPLE` and no name that tells a change tells the speaker's ("A slipped
-# disc means no lifting").
-OTHER_PERSON_WORDS: frozenset[str] = frozenset(
-    """he she they him her them his their hers theirs he's she's they're they've he'd she'd
-    they'd you your yours you're you've you'd u""".split()
-)
+# Third-person forms that :data:`OTHER_PEOPLE` leaves out (it lists subjects). A
+# statement of change with no word for anyone else (these, those, the second person)
+# and no name tells the speaker's ("A slipped disc means no lifting").
+THIRD_PERSON_FORMS: frozenset[str] = frozenset("him her them his their hers theirs they're".split())
 # The pronouns that make the speaker the subject: "me"/"my" in "Give me my schedule"
 # do not turn a request into a statement about the speaker.
 FIRST_PERSON_SUBJECT: frozenset[str] = frozenset(

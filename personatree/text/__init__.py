@@ -17,7 +17,8 @@ One module a concept, each importing only the ones above it in this list:
 - :mod:`~personatree.text.stance`: :class:`Stance`, :func:`analyze_stance`
   (polarity from a small stance/affect lexicon with negation and cessation: "stopped",
   "no longer", "used to"), :func:`find_cessation`, :func:`stance_label` (and what
-  it rests on: :func:`stance_reading`) and :data:`STANCE_LABELS`. It reads a stance
+  it rests on: :func:`stance_reading`), :data:`STANCE_LABELS`, and :func:`speaker_change`
+  (whether a change phrase is the speaker's own). It reads a stance
   from words; what a stance means for the tree is the data model in
   :mod:`personatree.stance`.
 - :mod:`~personatree.text.address`: :func:`addresses`, :func:`to_listener` (a line

@@ -25,7 +25,6 @@ from ..lexicons import (
     INTENSIFIERS,
     NEGATED_AUXILIARIES,
     OTHER_PEOPLE,
-    OTHER_PERSON_WORDS,
     REQUEST_LEADS,
     REQUEST_MODALS,
     REQUEST_MODAL_EXEMPT,
@@ -35,6 +34,7 @@ from ..lexicons import (
     STANCE_POS,
     STANDING_NEGATORS,
     STOPWORDS,
+    THIRD_PERSON_FORMS,
     TIME_WORDS,
 )
 from .sentences import CLOSERS, EMOJI_CLASS
@@ -294,8 +294,7 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     # The cheap tests first: recall's state asks this of every leaf of a user.
     matches: list[re.Match[str]] | None = None
     if stance not in ("stopped", "started"):
-        low = normalize(sentence)
-        matches = [m for m in CHANGE_OF_STATE_RE.finditer(low) if speaker_change(low, m)]
+        matches = _speaker_changes(sentence)
         if not matches:
             return False
     toks = tokens if tokens is not None else tokenize(sentence)
@@ -305,22 +304,33 @@ def is_change(sentence: str, stance: str | None = None, tokens: list[str] | None
     # lifting", "Teetotal for months now") when its words name the change: time words
     # alone name none ("a lot has happened since then").
     if matches is None:
-        low = normalize(sentence)
-        matches = [m for m in CHANGE_OF_STATE_RE.finditer(low) if speaker_change(low, m)]
+        matches = _speaker_changes(sentence)
     return any(not told_by_time(m) for m in matches) and _names_no_one(sentence, toks)
 
 
+def _speaker_changes(sentence: str) -> list[re.Match[str]]:
+    """The change phrases of a sentence that tell a change of the speaker's own."""
+    low = normalize(sentence)
+    return [m for m in CHANGE_OF_STATE_RE.finditer(low) if speaker_change(low, m)]
+
+
+# Someone other than the speaker, by a word for them.
+_SOMEONE_ELSE = OTHER_PEOPLE | SECOND_PERSON | THIRD_PERSON_FORMS
+# Capitalised without naming anyone: days, months, holidays.
+_NOT_NAMES = TIME_WORDS | frozenset("may march christmas easter".split())
+
+
 def _names_no_one(sentence: str, toks: list[str]) -> bool:
-    """No person but the speaker in it: no pronoun or word for someone else, no name."""
-    if not OTHER_PEOPLE.isdisjoint(toks) or not OTHER_PERSON_WORDS.isdisjoint(toks):
+    """No person but the speaker in it: no word for someone else, no name."""
+    if not _SOMEONE_ELSE.isdisjoint(toks):
         return False
     return all(m.group(0).lower() in _NOT_NAMES for m in _NAME_RE.finditer(sentence))
 
 
-# Capitalised inside a sentence without naming anyone: days, months, holidays.
-_NOT_NAMES = TIME_WORDS | frozenset("may march christmas easter".split())
-# A capitalised word inside a sentence (not at its start, nor opening a quotation): a
-# name, most likely.
+# A capitalised word inside a sentence, not at its start nor opening a quotation: a
+# name, most likely. Narrower than :func:`~personatree.text.find_entities` on purpose:
+# an acronym or a capitalised run at the start of a statement ("Dry January") is no
+# person.
 _NAME_RE = re.compile(r"(?<!^)(?<![.!?:;\"'] )(?<![.!?:;\"'])\b(?!I\b|I'|OK\b)[A-Z][a-z]+")
 
 

@@ -232,8 +232,7 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     """
     if told_by_time(m):
         return True
-    start = m.start()
-    if CESSATION_CANCEL_RE.search(low[max(0, start - 24):start]) is not None:
+    if _cancelled(low, m):
         return False
     if _FAMILY_EVENT_RE.match(m.group(0)) is not None or _TO_SPEAKER_RE.match(low, m.end()) is not None:
         return True
