@@ -32,6 +32,7 @@ __all__ = [
     "CESSATION_CANCEL_RE",
     "CESSATION_RE",
     "CESSATION_TRIGGERS",
+    "CHANGE_REACH",
     "START_RE",
     "INTENT_FRAME_RE",
     "HYPOTHETICAL_RE",
@@ -734,4 +735,131 @@ PAST_IRREGULAR: frozenset[str] = frozenset(
     rode rang rose sang sat slept spoke swam threw wore became built chose held sold fought fed
     fled froze shook stole stuck struck swept swung tore woke dug lent bent dealt drew hung laid
     lit overcame sank shot sought spun swore wept mistook withdrew""".split()
+)
+
+# --------------------------------------------------------------------------------------
+# What a change reaches
+# --------------------------------------------------------------------------------------
+
+
+# Habits and plans a change of life rules out or reshapes, by a kind of change: (kind,
+# what names the change, the words of the statements it reaches). A knee in a brace
+# reaches "I run along the river before work" although MiniLM puts the two far apart;
+# every form of a word is listed, as :func:`personatree.text.tokenize` gives it. Read
+# only of a statement already read as a change (:func:`personatree.text.is_change`), so
+# the patterns name the thing changed and need not say that it changed.
+_LEG_SPORTS = frozenset(
+    """run runs running ran runner jog jogs jogging jogged marathon marathons 10k 5k parkrun
+    race races racing hike hikes hiking hiked hiker trek treks trekking climb climbs
+    climbing bouldering football footy soccer tennis squash badminton basketball netball
+    rugby hockey ski skiing snowboarding dance dances dancing salsa gym squat squats
+    cycling cycle cycled bike biking sprint sprints triathlon hillwalking""".split()
+)
+_ARM_SPORTS = frozenset(
+    """climb climbs climbing bouldering swim swims swimming swam tennis golf guitar piano
+    violin drums knit knitting crochet painting pottery lift lifting weights rowing
+    volleyball badminton squash cricket baseball yoga typing""".split()
+)
+_DRINKS = frozenset(
+    """wine wines beer beers pint pints pub pubs cocktail cocktails gin whisky whiskey
+    vodka rum prosecco champagne cider ale lager port sherry vineyard vineyards brewery
+    breweries booze drinking drunk hangover tasting bar bars""".split()
+)
+_COFFEE = frozenset(
+    """coffee coffees espresso espressos latte lattes cappuccino cappuccinos americano
+    caffeine barista grinder roast""".split()
+)
+_NIGHTS_OUT = frozenset(
+    """sleep sleeping lie night nights late bar bars pub pubs party parties clubbing
+    festival festivals gig gigs spontaneous trip trips travel travelling backpacking
+    weekend weekends brunch""".split()
+)
+_PETS = frozenset(
+    """pet pets animal animals dog dogs cat cats puppy kitten weekend weekends away trip
+    trips travel holiday holidays allergic allergy""".split()
+)
+_WORK = frozenset(
+    """work working job jobs office manager managers boss bosses colleague colleagues
+    coworker coworkers shift shifts team company firm desk commute clients client
+    meeting meetings deadline deadlines payroll overtime employer salary""".split()
+)
+_HOME = frozenset(
+    """home flat flats house apartment lease rent landlord neighbour neighbours
+    neighbourhood neighbor neighbors neighborhood local street commute city town""".split()
+)
+_PARTNER = frozenset(
+    """boyfriend girlfriend partner husband wife fiance fiancee date dates anniversary
+    couple wedding honeymoon""".split()
+)
+_MEAT = frozenset(
+    """meat steak steaks burger burgers bacon chicken beef pork lamb sausage sausages bbq
+    barbecue ham ribs salami pepperoni kebab kebabs""".split()
+)
+_DAIRY = frozenset("milk cheese cheeses dairy yoghurt yogurt butter cream latte lattes".split())
+_GLUTEN = frozenset(
+    """bread pasta pizza pizzas beer beers cake cakes croissant croissants sourdough baking
+    bagel bagels noodles biscuits pastry pastries""".split()
+)
+_SWEET = frozenset(
+    """cake cakes dessert desserts sweets chocolate sugar biscuits cookies pastry pastries
+    doughnut doughnuts donut donuts candy baking""".split()
+)
+
+# What tells that a part of the body named with it is hurt ("my knee is in a brace").
+_INJURED = (
+    r"brace|crutches|cast|sprain|sprained|torn|tore|broke|broken|fracture|fractured|surgery"
+    r"|op|operation|operated|injury|injured|injuries|hurt|physio|physiotherapy|replacement"
+    r"|slipped|pulled|strapped|swollen|dislocated|ligament|tendon|tendonitis|arthritis"
+    r"|sore|pain|painful|bad|gave out|gives out|knackered|issues|problems|recovering|rehab"
+)
+
+CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
+    ("an injury of the legs or back", re.compile(
+        r"\b(?:crutches|wheelchair|slipped disc|sciatica)\b"
+        rf"|^(?=.*\b(?:{_INJURED})\b).*\b(?:knees?|ankles?|hips?|achilles|hamstrings?|shins?|calf"
+        r"|foot|feet|legs?|toes?|acl|meniscus|pelvis|(?:my|lower|bad) back)\b"), _LEG_SPORTS),
+    ("an injury of the arms", re.compile(
+        rf"^(?=.*\b(?:{_INJURED})\b).*\b(?:wrists?|elbows?|shoulders?|arms?|hands?|fingers?"
+        r"|thumbs?|collarbone|rotator cuff)\b"), _ARM_SPORTS),
+    ("giving up alcohol", re.compile(
+        r"\b(?:teetotal|sober|sobriety|alcohol[- ]free|dry january|on the wagon"
+        r"|(?:stopped|quit|given up|gave up|giving up|cut out|off the|no more|no longer)"
+        r" (?:drinking|drink|booze|alcohol)|(?:don't|do not|no longer) drink)\b"), _DRINKS),
+    ("giving up caffeine", re.compile(
+        r"\b(?:caffeine|decaf|(?:stopped|quit|given up|gave up|cut out|off|no more) coffee)\b"),
+     _COFFEE),
+    ("a pregnancy", re.compile(
+        r"\b(?:pregnant|pregnancy|expecting (?:a baby|our first|my first|twins)"
+        r"|baby on the way|trimester)\b"), _DRINKS | frozenset("sushi alcohol".split())),
+    ("a baby born", re.compile(
+        r"\b(?:(?:baby|son|daughter|twins|little one) (?:was born|were born|arrived|is here)"
+        r"|gave birth|had (?:a|our) (?:baby|son|daughter)|newborn|new baby"
+        r"|became (?:a )?(?:mum|mom|dad|father|mother|parents?))\b"),
+     _NIGHTS_OUT),
+    ("a new pet", re.compile(
+        r"\b(?:adopted|got|bought|brought home|rescued) (?:a|an|our|my) (?:\w+ )?"
+        r"(?:dog|puppy|pup|kitten|cat|lurcher|greyhound|labrador|spaniel|terrier|rescue"
+        r"|rabbit|parrot)\b"), _PETS),
+    ("leaving a job", re.compile(
+        r"\b(?:(?:handed|hand|gave|given) (?:in )?(?:my )?notice|resigned|quit (?:my|the) job"
+        r"|laid off|made redundant|redundancy|retired|retirement|new job|career change"
+        r"|(?:training|retraining|studying) (?:to be|as) (?:a|an)|retraining|fired|sacked"
+        r"|(?:left|leaving) (?:my|the) (?:job|company|firm|office)|went freelance"
+        r"|self-employed|my own boss)\b"), _WORK),
+    ("a move", re.compile(
+        r"\b(?:(?:moved|moving|relocated|relocating|emigrated|emigrating) (?:to|abroad|away"
+        r"|out|back|house|across)|new (?:flat|house|home|apartment|city|country))\b"), _HOME),
+    ("a break-up", re.compile(
+        r"\b(?:(?:broke|broken|breaking|split|splitting) up|separated|divorced?|divorcing"
+        r"|ended things|single again|widowed)\b"), _PARTNER),
+    ("going meat-free", re.compile(
+        r"\b(?:vegan|vegetarian|veggie|plant-based|pescatarian|(?:stopped|quit|gave up"
+        r"|given up|no more|cut out|off) (?:red )?meat)\b"), _MEAT),
+    ("going dairy-free", re.compile(
+        r"\b(?:vegan|lactose|dairy[- ]free|(?:stopped|quit|gave up|given up|no more|cut out"
+        r"|off) dairy)\b"), _DAIRY),
+    ("going gluten-free", re.compile(r"\b(?:coeliac|celiac|gluten)\b"), _GLUTEN),
+    ("giving up sugar", re.compile(
+        r"\b(?:diabetes|diabetic|pre-?diabetic|blood sugar|(?:stopped|quit|gave up|given up"
+        r"|no more|cut out|off) (?:sugar|sweets|chocolate))\b"), _SWEET),
 )

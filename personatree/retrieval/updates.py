@@ -18,7 +18,9 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
   ``recall.update_flip_floor``, sides counted as patterns count them
   (:func:`~personatree.stance.group_of`: a neutral mention of doing a thing is on
   the positive side, so "I can't run at the moment" reverses "I go for a run
-  before my shift");
+  before my shift"); or ``u`` tells a change whose kind reaches what ``x`` names
+  (:mod:`personatree.text.reach`: a knee in a brace reaches running, giving up
+  alcohol reaches the wine club), whatever their cosine;
   or, whatever its words, ``u`` is at cosine ≥ ``recall.update_restate_floor``
   with ``x``: the person's latest word on a thing is worth showing with an older
   one even when no rule reads it as a change, and most ways of telling a change
@@ -26,8 +28,9 @@ A later leaf ``u`` *updates* an earlier leaf ``x`` when
 - ``u`` was said in a later session than ``x`` (within one session the person is
   telling one scene in order, and its starts and stops are events of the scene),
   by the same speaker (one memory may hold a conversation of several people);
-- and the two are about the same thing: ``x`` is among the ``recall.update_k``
-  statements said before ``u`` that are closest to it in meaning. This mutual test keeps a change
+- and, unless the change reaches ``x`` by its kind, the two are about the same thing:
+  ``x`` is among the ``recall.update_k`` statements said before ``u`` that are
+  closest to it in meaning. This mutual test keeps a change
   from updating every earlier line that happens to share its register: "I sold
   my old bike" is close to many lines at cosine 0.3, and closest to the ones about
   the bike. For a ``u`` read as a change or an opposite side, closest means closest
@@ -43,8 +46,9 @@ the rules above.
 Among the updates of ``x`` the newest wins, and an update is followed through its
 own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
 day" → "we adopted a kitten". Pure apart from two caches kept with the state's
-version: per-row arrays of time, stance side, session and change flag, and each
-updater's neighbourhood among the statements said before it.
+version: per-row arrays of time, stance side, session and change flag, each
+updater's neighbourhood among the statements said before it, and what each change
+reaches.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..specific import centred_cosines
+from ..text.reach import named_words, reach_of
 from ..types import Level
 from .state import LevelArrays, RetrievalState
 
@@ -97,6 +102,9 @@ class LeafFacts:
         before it (−inf when fewer were), plain or with what the rows share taken
         out, filled as recalls ask: it does not depend on the query, so one state
         version computes it once per updater.
+    reach : dict
+        Row → the words of what its change reaches (:func:`~personatree.text.reach_of`),
+        for the change rows, filled on the first recall that reads the texts.
     """
 
     at: np.ndarray
@@ -108,12 +116,14 @@ class LeafFacts:
     updaters: np.ndarray = field(init=False)
     present: np.ndarray = field(init=False)
     kth: dict[tuple[int, int, bool], float] = field(init=False)
+    reach: dict[int, frozenset[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         rows = np.flatnonzero((self.change | (self.side != 0)) & ~self.gone)
         object.__setattr__(self, "updaters", rows)
         object.__setattr__(self, "present", np.flatnonzero(~self.gone))
         object.__setattr__(self, "kth", {})
+        object.__setattr__(self, "reach", {})
 
 
 #: What the leaf rows share and each row's product with it
@@ -295,8 +305,11 @@ def later_statements(
     def speaker(x: str) -> object:
         return nodes[x].attributes.get("speaker")
 
+    def text(x: str) -> str:
+        return nodes[x].content
+
     centre = state.leaf_centre(arr) if cfg.update_specific else None
-    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker, centre)
+    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker, centre, text)
 
 
 def update_chains(
@@ -307,6 +320,7 @@ def update_chains(
     top: int | None = None,
     speaker: Callable[[str], object] | None = None,
     centre: Centre | None = None,
+    text: Callable[[str], str] | None = None,
 ) -> dict[str, list[str]]:
     """:func:`later_statements` over a leaf matrix and its facts (pure).
 
@@ -329,6 +343,9 @@ def update_chains(
         change or an opposite side, the closest statements of the mutual test are
         then the closest once that is taken out (the floors stay on the plain
         cosine). Default: plain cosines throughout.
+    text : callable, optional
+        Leaf id → its text: a change then also updates what its kind reaches
+        (:mod:`personatree.text.reach`). Default: by cosine alone.
 
     Returns
     -------
@@ -345,7 +362,7 @@ def update_chains(
         if not frontier:
             break
         done.update(frontier)
-        step = _updates_once(arr, facts, frontier, cfg, speaker, centre)
+        step = _updates_once(arr, facts, frontier, cfg, speaker, centre, text)
         nxt.update(step)
         frontier = sorted(set(step.values()))
     out: dict[str, list[str]] = {}
@@ -366,6 +383,7 @@ def _updates_once(
     cfg: RecallConfig,
     speaker: Callable[[str], object] | None,
     centre: Centre | None = None,
+    text: Callable[[str], str] | None = None,
 ) -> dict[str, str]:
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
@@ -399,6 +417,11 @@ def _updates_once(
     reads = (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
         opposite & (sims >= cfg.update_flip_floor)
     )
+    # A change reaches what its kind rules out, however far apart in meaning: the
+    # knee in a brace and the evening runs.
+    reach = _reaches(facts, cand, ids, xs, text) if text is not None else None
+    if reach is not None:
+        reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
     # What a person says within one session is one scene told in order ("we stopped
     # for coffee", "then started the drive home"); an update comes later.
@@ -446,9 +469,36 @@ def _updates_once(
                 value, bar = close[u][j], kth_c[u]
             else:
                 value, bar = sims[u, j], kth[u]
-            if value >= bar - 1e-6:  # the same cosine, computed in another product
+            # A change that reaches the candidate by its kind needs no mutual test; else
+            # the candidate is among the update's nearest (its cosine reaches the bar,
+            # the same cosine computed in another product).
+            if (reach is not None and reach[u, j]) or value >= bar - 1e-6:
                 out[xs[j]] = ids[int(cand[u])]
                 break
+    return out
+
+
+def _reaches(
+    facts: LeafFacts, cand: np.ndarray, ids: Sequence[str], xs: list[str], text: Callable[[str], str]
+) -> np.ndarray | None:
+    """Updaters × candidates: the updater is a change whose kind reaches the candidate.
+
+    ``None`` when no updater's change reaches anything. What a change reaches is read
+    once per state version and kept in ``facts.reach``.
+    """
+    changes = np.flatnonzero(facts.change[cand])
+    for i in changes.tolist():
+        r = int(cand[i])
+        if r not in facts.reach:
+            facts.reach[r] = reach_of(text(ids[r]))[1]
+    reaching = [i for i in changes.tolist() if facts.reach[int(cand[i])]]
+    if not reaching:
+        return None
+    out = np.zeros((cand.size, len(xs)), dtype=bool)
+    for j, x in enumerate(xs):
+        named = named_words(text(x))
+        for i in reaching:
+            out[i, j] = not facts.reach[int(cand[i])].isdisjoint(named)
     return out
 
 

@@ -1,0 +1,77 @@
+"""What a change of life reaches: the habits and plans it rules out or reshapes.
+
+A statement of a change and the habit it ends are often far apart in meaning to a
+sentence embedder ("my knee is in a brace for two months" and "I run along the river
+before work" sit near cosine 0.15), because the link between them is knowledge of the
+world, not shared words. :data:`~personatree.lexicons.CHANGE_REACH` holds a little of
+that knowledge for the changes people most often tell (an injury, giving up alcohol or
+caffeine, a pregnancy or a birth, a new pet, leaving a job, a move, a break-up, a diet);
+:func:`reach_of` reads which of them a change names, and :func:`reached` whether a
+statement is about something it reaches.
+"""
+
+from __future__ import annotations
+
+from ..lexicons import CHANGE_REACH
+from .tokens import normalize, tokenize
+
+__all__ = ["Reach", "named_words", "reach_of", "reached"]
+
+#: The kinds of change a statement names, and the words of what they reach.
+Reach = tuple[tuple[str, ...], frozenset[str]]
+
+_NONE: Reach = ((), frozenset())
+
+
+def reach_of(sentence: str) -> Reach:
+    """The kinds of change ``sentence`` names and the words of what they reach (pure).
+
+    Parameters
+    ----------
+    sentence : str
+        A statement already read as a change (:func:`~personatree.text.is_change`):
+        the patterns name the thing changed, not the change.
+
+    Returns
+    -------
+    (tuple of str, frozenset of str)
+        The kinds, in table order, and the union of their words; empty for none.
+    """
+    low = normalize(sentence)
+    hits = [(kind, words) for kind, pattern, words in CHANGE_REACH if pattern.search(low)]
+    if not hits:
+        return _NONE
+    return tuple(k for k, _ in hits), frozenset().union(*(w for _, w in hits))
+
+
+def named_words(sentence: str) -> frozenset[str]:
+    """The words a statement names, as :func:`reached` compares them (pure).
+
+    Its tokens, and the noun of each possessive ("the team's" names "team").
+
+    Parameters
+    ----------
+    sentence : str
+
+    Returns
+    -------
+    frozenset of str
+    """
+    toks = tokenize(sentence)
+    return frozenset(toks).union(t[:-2] for t in toks if t.endswith("'s"))
+
+
+def reached(words: frozenset[str], sentence: str) -> bool:
+    """Whether ``sentence`` names something in ``words`` (pure).
+
+    Parameters
+    ----------
+    words : frozenset of str
+        The second part of a :data:`Reach`.
+    sentence : str
+
+    Returns
+    -------
+    bool
+    """
+    return bool(words) and not words.isdisjoint(named_words(sentence))

@@ -1,0 +1,160 @@
+"""A change reaches the habits its kind rules out, however far apart in meaning.
+
+"Tore a ligament in my knee" and "five-a-side on Thursday nights" share no words and
+sit far apart for a sentence embedder; that one ends the other is knowledge of the
+world. The reading of a change's kind is tested on sentences of our own, the link on
+hand-made vectors (orthogonal: no cosine could make it), and the whole path with the
+real packaged embedder, the offline judge and a real SQLite file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from personatree import PersonaTree
+from personatree.config import RecallConfig
+from personatree.retrieval.state import LevelArrays
+from personatree.retrieval.updates import LeafFacts, update_chains
+from personatree.text import is_change
+from personatree.text.reach import named_words, reach_of, reached
+from personatree.text.stance import stance_label
+
+from .helpers import observe_story
+
+
+@pytest.mark.parametrize(
+    ("change", "kind", "habit"),
+    [
+        ("Tore a ligament in my knee, six weeks on crutches.", "an injury of the legs or back",
+         "Five-a-side football every Thursday night."),
+        ("I broke my wrist falling off a ladder.", "an injury of the arms", "I practise piano after dinner."),
+        ("I've been sober since the spring.", "giving up alcohol", "Friday pints with the team are sacred."),
+        ("I'm off coffee for good after the palpitations.", "giving up caffeine",
+         "Two lattes before nine, every day."),
+        ("We're expecting our first in May!", "a pregnancy", "A cold beer on the balcony is my treat."),
+        ("We had a baby girl last Sunday.", "a baby born", "Clubbing until four most Saturdays."),
+        ("We adopted a spaniel puppy from a farm in Wales.", "a new pet", "We're always off on city trips."),
+        ("I handed in my notice on Friday.", "leaving a job", "My boss keeps piling on the overtime."),
+        ("We moved to Leeds in the summer.", "a move", "Our landlord finally fixed the boiler."),
+        ("My girlfriend and I split up after six years.", "a break-up", "Date night is every Wednesday."),
+        ("I've gone vegetarian since January.", "going meat-free", "Nothing beats a bacon roll."),
+        ("I was diagnosed as coeliac in March.", "going gluten-free", "I bake sourdough on Sundays."),
+        ("I was diagnosed with type 2 diabetes.", "giving up sugar", "Dessert is the best part of a meal."),
+    ],
+)
+def test_a_change_reaches_the_habit_its_kind_rules_out(change: str, kind: str, habit: str) -> None:
+    assert is_change(change, stance_label(change))
+    kinds, words = reach_of(change)
+    assert kind in kinds
+    assert reached(words, habit)
+
+
+@pytest.mark.parametrize(
+    ("change", "unrelated"),
+    [
+        ("Tore a ligament in my knee, six weeks on crutches.", "I'm reading a novel about whalers."),
+        ("I handed in my notice on Friday.", "The tomatoes in the greenhouse are ripening."),
+        ("We moved to Leeds in the summer.", "My sister plays the cello."),
+    ],
+)
+def test_a_change_does_not_reach_what_its_kind_leaves_alone(change: str, unrelated: str) -> None:
+    assert not reached(reach_of(change)[1], unrelated)
+
+
+def test_a_change_of_no_known_kind_reaches_nothing() -> None:
+    assert reach_of("I took up the accordion this winter.") == ((), frozenset())
+    assert not reached(frozenset(), "Anything at all.")
+
+
+def test_a_possessive_names_its_noun() -> None:
+    assert "team" in named_words("The team's kit is new.")
+    assert reached(frozenset({"team"}), "The team's kit is new.")
+
+
+# --------------------------------------------------------------------------------------
+# The link on hand-made vectors
+# --------------------------------------------------------------------------------------
+
+TEXTS = {
+    "habit": "I run along the river before work.",
+    "chat": "The weather has been grey all week.",
+    "injury": "My knee is strapped up for a month.",
+    "hobby": "I took up the accordion this winter.",
+}
+# Each row orthogonal to the others: no cosine links anything.
+ARR = LevelArrays(list(TEXTS), np.eye(4, dtype=np.float32), {x: i for i, x in enumerate(TEXTS)})
+READS = RecallConfig().model_copy(update={"update_restate_floor": None})
+
+
+def _facts(at: list[float], change: list[bool], session: list[int] | None = None) -> LeafFacts:
+    n = len(at)
+    return LeafFacts(
+        np.asarray(at, float), np.zeros(n, np.int8), np.asarray(change, bool), np.zeros(n, bool),
+        np.arange(n, dtype=np.int64) if session is None else np.asarray(session, np.int64),
+    )
+
+
+def test_a_change_updates_what_its_kind_reaches_whatever_their_cosine() -> None:
+    facts = _facts([0, 1, 2, 3], [False, False, True, True])
+    assert update_chains(ARR, facts, ["habit", "chat"], READS, text=TEXTS.__getitem__) == {"injury": ["habit"]}
+    # Without the texts, by cosine alone: nothing.
+    assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, True, True]), ["habit"], READS) == {}
+
+
+def test_a_reaching_change_keeps_the_other_rules() -> None:
+    text = TEXTS.__getitem__
+    # Said before the habit: updates nothing.
+    assert update_chains(ARR, _facts([5, 1, 2, 3], [False, False, True, True]), ["habit"], READS, text=text) == {}
+    # Said in the same session: one scene told in order.
+    same = _facts([0, 1, 2, 3], [False, False, True, True], [7, 1, 7, 3])
+    assert update_chains(ARR, same, ["habit"], READS, text=text) == {}
+    # Said by someone else.
+    who = {"habit": "ana", "chat": "ana", "injury": "ben", "hobby": "ana"}
+    facts = _facts([0, 1, 2, 3], [False, False, True, True])
+    assert update_chains(ARR, facts, ["habit"], READS, speaker=who.__getitem__, text=text) == {}
+    # Not read as a change: its words alone link nothing.
+    assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, False, True]), ["habit"], READS, text=text) == {}
+
+
+# --------------------------------------------------------------------------------------
+# End to end
+# --------------------------------------------------------------------------------------
+
+HABIT = [
+    "Five-a-side football every Thursday night with the lads from work.",
+    "Scored twice in the Sunday league match, buzzing.",
+    "Our team made the cup semi-final, training is intense.",
+]
+CHANGE = "Tore a ligament in my knee, the surgeon says six months on crutches."
+CHATTER = [
+    "My cousin is getting married in Lisbon next summer.",
+    "We finally fixed the leaking tap in the bathroom.",
+    "I'm halfway through a thick novel about lighthouse keepers.",
+    "Our street is having a jumble sale on Sunday.",
+    "I repotted the fern and it looks much happier now.",
+    "Tried a new ramen place downtown, the broth was amazing.",
+    "My brother lent me his old record player.",
+    "We painted the hallway a warm grey.",
+    "I sorted out the photos from our trip to Crete.",
+    "I'm learning to knit a scarf, slowly.",
+    "The library has a new reading room upstairs.",
+    "We watched the eclipse from the garden.",
+]
+QUESTION = "Shall I put their name down for the charity five-a-side tournament?"
+
+
+def test_the_injury_comes_with_the_habit_it_ends(tmp_path: Path) -> None:
+    tree = PersonaTree.open(tmp_path / "memory.db")
+    try:
+        observe_story(tree, "tom", HABIT + [CHANGE], CHATTER, datetime(2025, 1, 6, 19, 0, tzinfo=timezone.utc))
+        rec = tree.recall("tom", QUESTION, budget=300)
+        assert rec.tokens <= 300 and CHANGE in rec.text
+        g = tree.graph("tom")
+        item = next(it for it in rec.items if g.node(it.node_id).content == CHANGE)
+        assert item.reason.split(": ", 1)[1].startswith("a later statement that changes")
+    finally:
+        tree.close()
