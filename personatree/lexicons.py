@@ -791,6 +791,14 @@ _PARTNER = frozenset(
     """boyfriend girlfriend partner husband wife fiance fiancee date dates anniversary
     couple wedding honeymoon""".split()
 )
+_DATING = frozenset("single singles dating date dates tinder apps".split())
+_SMOKING = frozenset("cigarette cigarettes smoke smoking smoker fags vape vaping cigar cigars".split())
+_DRIVING = frozenset("car cars drive drives driving drove road motorway".split())
+_NUTS = frozenset("nut nuts peanut peanuts almond almonds cashew cashews satay pesto praline".split())
+_SEAFOOD = frozenset(
+    """shellfish prawn prawns shrimp lobster crab mussels oysters scallops seafood
+    paella""".split()
+)
 _MEAT = frozenset(
     """meat steak steaks burger burgers bacon chicken beef pork lamb sausage sausages bbq
     barbecue ham ribs salami pepperoni kebab kebabs""".split()
@@ -852,6 +860,15 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("a break-up", re.compile(
         r"\b(?:(?:broke|broken|breaking|split|splitting) up|separated|divorced?|divorcing"
         r"|ended things|single again|widowed)\b"), _PARTNER),
+    ("a new partner", re.compile(
+        r"\b(?:got married|(?:got|just) engaged|moved in together|new (?:boyfriend|girlfriend"
+        r"|partner)|(?:started|been) (?:dating|seeing) (?:someone|a))\b"), _DATING),
+    ("giving up smoking", re.compile(
+        r"\b(?:(?:stopped|quit|given up|gave up|giving up|off the) (?:smoking|cigarettes|fags"
+        r"|vaping|the vape)|non-smoker|nicotine)\b"), _SMOKING),
+    ("giving up the car", re.compile(
+        r"\b(?:(?:sold|selling|got rid of|scrapped|wrote off|written off) (?:the|my|our) car"
+        r"|lost my licen[cs]e|stopped driving|(?:can't|cannot|not allowed to) drive)\b"), _DRIVING),
     ("going meat-free", re.compile(
         r"\b(?:vegan|vegetarian|veggie|plant-based|pescatarian|(?:stopped|quit|gave up"
         r"|given up|no more|cut out|off) (?:red )?meat)\b"), _MEAT),
@@ -862,4 +879,9 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("giving up sugar", re.compile(
         r"\b(?:diabetes|diabetic|pre-?diabetic|blood sugar|(?:stopped|quit|gave up|given up"
         r"|no more|cut out|off) (?:sugar|sweets|chocolate))\b"), _SWEET),
+    ("an allergy to nuts", re.compile(r"\b(?:allergic|allergy|allergies|intolerant)\b.*\bnuts?\b"
+                                      r"|\bnut allerg"), _NUTS),
+    ("an allergy to seafood", re.compile(
+        r"\b(?:allergic|allergy|allergies|intolerant)\b.*\b(?:shellfish|prawns?|seafood)\b"
+        r"|\b(?:shellfish|seafood) allerg"), _SEAFOOD),
 )

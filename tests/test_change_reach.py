@@ -44,6 +44,11 @@ from .helpers import observe_story
         ("I've gone vegetarian since January.", "going meat-free", "Nothing beats a bacon roll."),
         ("I was diagnosed as coeliac in March.", "going gluten-free", "I bake sourdough on Sundays."),
         ("I was diagnosed with type 2 diabetes.", "giving up sugar", "Dessert is the best part of a meal."),
+        ("I just got engaged!", "a new partner", "Swiping on dating apps is exhausting."),
+        ("Quit smoking in January, four months clean.", "giving up smoking", "Ten cigarettes a day, I know."),
+        ("I sold my car last month.", "giving up the car", "The drive to my parents' takes three hours."),
+        ("Turns out I'm allergic to nuts.", "an allergy to nuts", "Satay is my go-to takeaway."),
+        ("I found out I have a shellfish allergy.", "an allergy to seafood", "Nothing beats a bowl of mussels."),
     ],
 )
 def test_a_change_reaches_the_habit_its_kind_rules_out(change: str, kind: str, habit: str) -> None:
