@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pytest
@@ -92,6 +93,10 @@ TEXTS = {
 }
 # Each row orthogonal to the others: no cosine links anything.
 ARR = LevelArrays(list(TEXTS), np.eye(4, dtype=np.float32), {x: i for i, x in enumerate(TEXTS)})
+def _texts(ids: Sequence[str]) -> list[str]:
+    return [TEXTS[x] for x in ids]
+
+
 READS = RecallConfig().model_copy(update={"update_restate_floor": None})
 
 
@@ -105,24 +110,23 @@ def _facts(at: list[float], change: list[bool], session: list[int] | None = None
 
 def test_a_change_updates_what_its_kind_reaches_whatever_their_cosine() -> None:
     facts = _facts([0, 1, 2, 3], [False, False, True, True])
-    assert update_chains(ARR, facts, ["habit", "chat"], READS, text=TEXTS.__getitem__) == {"injury": ["habit"]}
+    assert update_chains(ARR, facts, ["habit", "chat"], READS, texts=_texts) == {"injury": ["habit"]}
     # Without the texts, by cosine alone: nothing.
     assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, True, True]), ["habit"], READS) == {}
 
 
 def test_a_reaching_change_keeps_the_other_rules() -> None:
-    text = TEXTS.__getitem__
-    # Said before the habit: updates nothing.
-    assert update_chains(ARR, _facts([5, 1, 2, 3], [False, False, True, True]), ["habit"], READS, text=text) == {}
+        # Said before the habit: updates nothing.
+    assert update_chains(ARR, _facts([5, 1, 2, 3], [False, False, True, True]), ["habit"], READS, texts=_texts) == {}
     # Said in the same session: one scene told in order.
     same = _facts([0, 1, 2, 3], [False, False, True, True], [7, 1, 7, 3])
-    assert update_chains(ARR, same, ["habit"], READS, text=text) == {}
+    assert update_chains(ARR, same, ["habit"], READS, texts=_texts) == {}
     # Said by someone else.
     who = {"habit": "ana", "chat": "ana", "injury": "ben", "hobby": "ana"}
     facts = _facts([0, 1, 2, 3], [False, False, True, True])
-    assert update_chains(ARR, facts, ["habit"], READS, speaker=who.__getitem__, text=text) == {}
+    assert update_chains(ARR, facts, ["habit"], READS, speaker=who.__getitem__, texts=_texts) == {}
     # Not read as a change: its words alone link nothing.
-    assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, False, True]), ["habit"], READS, text=text) == {}
+    assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, False, True]), ["habit"], READS, texts=_texts) == {}
 
 
 # --------------------------------------------------------------------------------------

@@ -305,11 +305,15 @@ def later_statements(
     def speaker(x: str) -> object:
         return nodes[x].attributes.get("speaker")
 
-    def text(x: str) -> str:
-        return nodes[x].content
+    def texts(xs: Sequence[str]) -> list[str]:
+        # Archived leaves are read from the store on first use: in one read.
+        prefetch = getattr(nodes, "prefetch", None)
+        if prefetch is not None:
+            prefetch(xs)
+        return [nodes[x].content for x in xs]
 
     centre = state.leaf_centre(arr) if cfg.update_specific else None
-    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker, centre, text)
+    return update_chains(arr, leaf_facts(state), leaves, cfg, top, speaker, centre, texts)
 
 
 def update_chains(
@@ -320,7 +324,7 @@ def update_chains(
     top: int | None = None,
     speaker: Callable[[str], object] | None = None,
     centre: Centre | None = None,
-    text: Callable[[str], str] | None = None,
+    texts: Callable[[Sequence[str]], list[str]] | None = None,
 ) -> dict[str, list[str]]:
     """:func:`later_statements` over a leaf matrix and its facts (pure).
 
@@ -343,8 +347,8 @@ def update_chains(
         change or an opposite side, the closest statements of the mutual test are
         then the closest once that is taken out (the floors stay on the plain
         cosine). Default: plain cosines throughout.
-    text : callable, optional
-        Leaf id → its text: a change then also updates what its kind reaches
+    texts : callable, optional
+        Leaf ids → their texts: a change then also updates what its kind reaches
         (:mod:`personatree.text.reach`). Default: by cosine alone.
 
     Returns
@@ -362,7 +366,7 @@ def update_chains(
         if not frontier:
             break
         done.update(frontier)
-        step = _updates_once(arr, facts, frontier, cfg, speaker, centre, text)
+        step = _updates_once(arr, facts, frontier, cfg, speaker, centre, texts)
         nxt.update(step)
         frontier = sorted(set(step.values()))
     out: dict[str, list[str]] = {}
@@ -383,7 +387,7 @@ def _updates_once(
     cfg: RecallConfig,
     speaker: Callable[[str], object] | None,
     centre: Centre | None = None,
-    text: Callable[[str], str] | None = None,
+    texts: Callable[[Sequence[str]], list[str]] | None = None,
 ) -> dict[str, str]:
     """One step: each leaf of ``xs`` → its newest update, where it has one."""
     matrix, ids = arr.matrix, arr.ids
@@ -419,7 +423,7 @@ def _updates_once(
     )
     # A change reaches what its kind rules out, however far apart in meaning: the
     # knee in a brace and the evening runs.
-    reach = _reaches(facts, cand, ids, xs, text) if text is not None else None
+    reach = _reaches(facts, cand, ids, xs, texts) if texts is not None else None
     if reach is not None:
         reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
@@ -479,7 +483,11 @@ def _updates_once(
 
 
 def _reaches(
-    facts: LeafFacts, cand: np.ndarray, ids: Sequence[str], xs: list[str], text: Callable[[str], str]
+    facts: LeafFacts,
+    cand: np.ndarray,
+    ids: Sequence[str],
+    xs: list[str],
+    texts: Callable[[Sequence[str]], list[str]],
 ) -> np.ndarray | None:
     """Updaters × candidates: the updater is a change whose kind reaches the candidate.
 
@@ -487,16 +495,16 @@ def _reaches(
     once per state version and kept in ``facts.reach``.
     """
     changes = np.flatnonzero(facts.change[cand])
-    for i in changes.tolist():
-        r = int(cand[i])
-        if r not in facts.reach:
-            facts.reach[r] = reach_of(text(ids[r]))[1]
+    unread = [int(cand[i]) for i in changes.tolist() if int(cand[i]) not in facts.reach]
+    if unread:
+        for r, said in zip(unread, texts([ids[r] for r in unread])):
+            facts.reach[r] = reach_of(said)[1]
     reaching = [i for i in changes.tolist() if facts.reach[int(cand[i])]]
     if not reaching:
         return None
     out = np.zeros((cand.size, len(xs)), dtype=bool)
-    for j, x in enumerate(xs):
-        named = named_words(text(x))
+    for j, said in enumerate(texts(xs)):
+        named = named_words(said)
         for i in reaching:
             out[i, j] = not facts.reach[int(cand[i])].isdisjoint(named)
     return out
