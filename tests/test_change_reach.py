@@ -19,7 +19,7 @@ import pytest
 from personatree import PersonaTree
 from personatree.config import RecallConfig
 from personatree.retrieval.state import LevelArrays
-from personatree.retrieval.updates import LeafFacts, update_chains
+from personatree.retrieval.updates import LeafFacts, reach_rows, update_chains
 from personatree.text import is_change
 from personatree.text.reach import named_words, reach_of, reached
 from personatree.text.stance import stance_label
@@ -93,6 +93,8 @@ TEXTS = {
 }
 # Each row orthogonal to the others: no cosine links anything.
 ARR = LevelArrays(list(TEXTS), np.eye(4, dtype=np.float32), {x: i for i, x in enumerate(TEXTS)})
+
+
 def _texts(ids: Sequence[str]) -> list[str]:
     return [TEXTS[x] for x in ids]
 
@@ -101,10 +103,14 @@ READS = RecallConfig().model_copy(update={"update_restate_floor": None})
 
 
 def _facts(at: list[float], change: list[bool], session: list[int] | None = None) -> LeafFacts:
+    # The kinds each change names, as the retrieval state reads them.
     n = len(at)
+    gone = np.zeros(n, bool)
+    kinds = {x: reach_of(TEXTS[x])[0] for x, c in zip(ARR.ids, change) if c and reach_of(TEXTS[x])[0]}
     return LeafFacts(
-        np.asarray(at, float), np.zeros(n, np.int8), np.asarray(change, bool), np.zeros(n, bool),
+        np.asarray(at, float), np.zeros(n, np.int8), np.asarray(change, bool), gone,
         np.arange(n, dtype=np.int64) if session is None else np.asarray(session, np.int64),
+        reach=reach_rows(ARR, kinds, gone),
     )
 
 
@@ -116,7 +122,7 @@ def test_a_change_updates_what_its_kind_reaches_whatever_their_cosine() -> None:
 
 
 def test_a_reaching_change_keeps_the_other_rules() -> None:
-        # Said before the habit: updates nothing.
+    # Said before the habit: updates nothing.
     assert update_chains(ARR, _facts([5, 1, 2, 3], [False, False, True, True]), ["habit"], READS, texts=_texts) == {}
     # Said in the same session: one scene told in order.
     same = _facts([0, 1, 2, 3], [False, False, True, True], [7, 1, 7, 3])
@@ -167,3 +173,20 @@ def test_the_injury_comes_with_the_habit_it_ends(tmp_path: Path) -> None:
         assert item.reason.split(": ", 1)[1].startswith("a later statement that changes")
     finally:
         tree.close()
+
+
+def test_a_fresh_process_reads_what_a_change_reaches_from_the_snapshot(tmp_path: Path) -> None:
+    # The kinds are read with the text when the state is built and kept in its
+    # snapshot: a new process, reading the state back, links the injury as the first.
+    tree = PersonaTree.open(tmp_path / "memory.db")
+    try:
+        observe_story(tree, "tom", HABIT + [CHANGE], CHATTER, datetime(2025, 1, 6, 19, 0, tzinfo=timezone.utc))
+        first = tree.recall("tom", QUESTION, budget=300)
+    finally:
+        tree.close()
+    again = PersonaTree.open(tmp_path / "memory.db")
+    try:
+        rec = again.recall("tom", QUESTION, budget=300)
+        assert CHANGE in rec.text and rec.text == first.text
+    finally:
+        again.close()

@@ -46,6 +46,7 @@ def _same_facts(a: LeafFacts, b: LeafFacts) -> None:
     assert np.array_equal(a.side, b.side) and np.array_equal(a.change, b.change)
     assert np.array_equal(a.gone, b.gone) and np.array_equal(a.updaters, b.updaters)
     assert _canonical(a.session) == _canonical(b.session)
+    assert a.reach.keys() == b.reach.keys() and all(np.array_equal(a.reach[w], b.reach[w]) for w in a.reach)
 
 
 def _rebuilt_facts(st: RetrievalState) -> LeafFacts:
@@ -66,6 +67,7 @@ def test_a_state_read_back_has_the_leaf_facts_a_build_computes(tmp_path: Path, m
     _same_facts(facts, leaf_facts(ref))
     _same_facts(facts, _rebuilt_facts(st))  # and what the state's own maps give
     assert facts.updaters.size  # the store has statements that can update others
+    assert facts.reach  # and changes that reach others by their kind
     leaves = list(st.arrays[Level.LEAF].ids)
     cfg = read.engine.config.recall
     for start in range(0, len(leaves), 25):
@@ -136,13 +138,13 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
     raw = sqlite3.connect(path)
     current = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
     raw.close()
-    doc, arrays = unpack(b"PTS6", current)
+    doc, arrays = unpack(b"PTS7", current)
     built_one = _open(path)
     old = _format_2(_state(built_one))
     built_one.close()
     others = {
         "format 2": old,
-        "format 2 under the new magic": b"PTS6" + old[4:],
+        "format 2 under the new magic": b"PTS7" + old[4:],
         "format 3 (no standing statements)": pack(
             b"PTS3", {**{k: v for k, v in doc.items() if k != "standing"}, "format": "3"}, arrays
         ),
@@ -153,7 +155,7 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
             b"PTS5", {**{k: v for k, v in doc.items() if k != "tree"}, "format": "5"},
             {k: v for k, v in arrays.items() if not k.startswith("tree.")},
         ),
-        "the new layout tagged with another format": pack(b"PTS6", {**doc, "format": "2"}, arrays),
+        "the new layout tagged with another format": pack(b"PTS7", {**doc, "format": "2"}, arrays),
         "an array past the end": current[: len(current) - 64],
     }
     for name, data in others.items():
@@ -177,7 +179,7 @@ def test_a_snapshot_of_another_format_is_rebuilt_not_read(tmp_path: Path, monkey
         raw = sqlite3.connect(path)
         kept = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
         raw.close()
-        assert kept[:4] == b"PTS6" and kept != data, name  # replaced by the build
+        assert kept[:4] == b"PTS7" and kept != data, name  # replaced by the build
         tree = _open(path)
         with _refusing(monkeypatch):
             assert _fields(_state(tree)) == {**expected, "version": tree.store.version("ana")}, name

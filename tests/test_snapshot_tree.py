@@ -199,19 +199,19 @@ def test_a_tree_the_snapshot_does_not_describe_is_not_used(tmp_path: Path, monke
     raw = sqlite3.connect(path)
     current = bytes(raw.execute("SELECT data FROM retrieval_snapshots").fetchone()[0])
     raw.close()
-    doc, arrays = unpack(b"PTS6", current)
+    doc, arrays = unpack(b"PTS7", current)
     ends = arrays["tree.ends"].copy()
     ends[0, 1] = len(doc["tree"]["ids"])  # an edge to no node
     swapped = arrays["tree.ends"].copy()
     swapped[:, [0, 1]] = swapped[:, [1, 0]]  # every edge reversed: not a tree
     tree_doc = doc["tree"]
     bad = {
-        "an edge to no node": pack(b"PTS6", doc, {**arrays, "tree.ends": ends}),
-        "edges the other way": pack(b"PTS6", doc, {**arrays, "tree.ends": swapped}),
-        "one content too few": pack(b"PTS6", {**doc, "tree": {**tree_doc, "content": tree_doc["content"][1:]}}, arrays),
+        "an edge to no node": pack(b"PTS7", doc, {**arrays, "tree.ends": ends}),
+        "edges the other way": pack(b"PTS7", doc, {**arrays, "tree.ends": swapped}),
+        "one content too few": pack(b"PTS7", {**doc, "tree": {**tree_doc, "content": tree_doc["content"][1:]}}, arrays),
         "a tree of another user's ids": pack(
-            b"PTS6", {**doc, "tree": {**tree_doc, "ids": [f"x{i}" for i in range(len(tree_doc["ids"]))]}}, arrays),
-        "no version": pack(b"PTS6", {**doc, "tree": {k: v for k, v in tree_doc.items() if k != "version"}}, arrays),
+            b"PTS7", {**doc, "tree": {**tree_doc, "ids": [f"x{i}" for i in range(len(tree_doc["ids"]))]}}, arrays),
+        "no version": pack(b"PTS7", {**doc, "tree": {k: v for k, v in tree_doc.items() if k != "version"}}, arrays),
     }
     for name, data in bad.items():
         _put(path, data)

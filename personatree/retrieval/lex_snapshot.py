@@ -25,7 +25,7 @@ from typing import Any, Hashable, Iterable, Mapping
 
 from ..change_links import links_of
 from ..graph import MemoryGraph
-from ..lexicons import CHANGE_OF_STATE_RE, ELIDED_SUBJECT_OPENERS, NEGATED_START_RE
+from ..lexicons import CHANGE_OF_STATE_RE, CHANGE_REACH, ELIDED_SUBJECT_OPENERS, NEGATED_START_RE
 from ..text import is_change, is_standing, standing_patterns
 from ..types import Level
 from .lexical import BM25Index
@@ -36,7 +36,7 @@ from .turn_memo import fingerprint as turn_fingerprint
 __all__ = ["SNAPSHOT_FORMAT", "analysis_fingerprint", "lexical_snapshot", "patch_snapshot", "restore_state"]
 
 #: Bumped when what a snapshot holds changes shape.
-SNAPSHOT_FORMAT = "2"
+SNAPSHOT_FORMAT = "3"
 
 _CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
 
@@ -45,8 +45,8 @@ _CLAIMS = (("mid", Level.MID), ("root", Level.ROOT))
 def analysis_fingerprint() -> str:
     """A digest of the text analysis a snapshot depends on (tokenizer, disposition,
     change and standing cues, measured on probe texts, the change and standing
-    patterns, and the openers of a statement without its subject), with the snapshot
-    format."""
+    patterns, the openers of a statement without its subject, and what each kind of
+    change reaches), with the snapshot format."""
     probes = ("I quit smoking last year and started running instead.",
               "These days I work from home; I used to commute.",
               "We went to the lake on Saturday.",
@@ -58,6 +58,10 @@ def analysis_fingerprint() -> str:
     # The patterns themselves too: a phrasing added to them flips no probe above.
     parts.extend(p.pattern for p in (CHANGE_OF_STATE_RE, NEGATED_START_RE, *standing_patterns()))
     parts.append(" ".join(sorted(ELIDED_SUBJECT_OPENERS)))
+    # What each kind of change reaches, and what names it.
+    parts.extend(
+        f"{kind}\x1e{pattern.pattern}\x1e{' '.join(sorted(words))}" for kind, pattern, words in CHANGE_REACH
+    )
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
@@ -89,6 +93,7 @@ def lexical_snapshot(state: RetrievalState) -> dict[str, Any]:
     out["turn_session"] = dict(state.turn_session)
     out["dispositions"] = sorted(state.dispositions)
     out["changes"] = sorted(state.changes)
+    out["reach"] = {k: list(v) for k, v in sorted(state.reach.items())}
     out["standing"] = sorted(state.standing)
     out["said"] = {k: list(v) for k, v in state.leaf_said.items()}
     return out
@@ -148,6 +153,7 @@ def restore_state(graph: MemoryGraph, version: Hashable, snap: Mapping[str, Any]
             st.session_turns.setdefault(sess, set()).add(tk)
         st.dispositions = {str(x) for x in snap["dispositions"]}
         st.changes = {str(x) for x in snap["changes"]}
+        st.reach = {str(k): tuple(str(x) for x in v) for k, v in snap["reach"].items()}
         st.standing = {str(x) for x in snap["standing"]}
         st.leaf_said = {str(k): (float(v[0]), int(v[1]), str(v[2])) for k, v in snap["said"].items()}
         # A judge's links are the leaves' own attributes: read from the nodes.
@@ -217,6 +223,7 @@ def patch_snapshot(snap: Mapping[str, Any] | None, before: Iterable[str], graph:
         out["dispositions"] = sorted({x for x in snap["dispositions"] if x not in stale} | set(fresh["dispositions"]))
         for key in ("changes", "standing"):  # a leaf's own verdicts
             out[key] = sorted({x for x in snap[key] if x not in drop} | set(fresh[key]))
+        out["reach"] = dict(sorted(({k: v for k, v in snap["reach"].items() if k not in drop} | fresh["reach"]).items()))
         out["said"] = {k: v for k, v in snap["said"].items() if k not in drop} | fresh["said"]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None

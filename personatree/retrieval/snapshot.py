@@ -45,7 +45,7 @@ from .lexical import BM25Index
 from .snapshot_codec import Unpacked, decode_parts, encode_parts
 from .state import LevelArrays, RetrievalState, signature
 from .turn_memo import fingerprint as analysis_fingerprint
-from .updates import LeafFacts, judged_links
+from .updates import LeafFacts, judged_links, reach_rows
 
 __all__ = ["Snapshots", "encode", "fingerprint", "restore", "store_snapshots"]
 
@@ -203,6 +203,7 @@ def restore(
     state.turn_seq, state.turn_session = cast(dict, p.turn_seq), cast(dict, p.turn_session)
     state.leaf_said, state.session_turns = cast(dict, p.leaf_said), cast(dict, p.session_turns)
     state.dispositions, state.changes, state.standing = p.dispositions, p.changes, p.standing
+    state.reach = p.reach
     state.judged = p.judged
     state.bm25, state.turns = p.bm25, p.turns
     state.graph = graph
@@ -224,7 +225,9 @@ def _facts(
     at, side, gone, session = rows
     change = np.zeros(at.shape[0], bool)
     change[state.change_rows] = True
-    return LeafFacts(at, side, change, gone, session, judged_links(leaf, state.judged, gone))
+    return LeafFacts(
+        at, side, change, gone, session, judged_links(leaf, state.judged, gone), reach_rows(leaf, state.reach, gone)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,8 @@ __all__ = [
 ]
 
 #: Bumped when what a snapshot holds changes shape (with the layout's magic).
-FORMAT = "6"
-_MAGIC = b"PTS6"
+FORMAT = "7"
+_MAGIC = b"PTS7"
 
 #: A snapshot's document and arrays, read back but not decoded (:func:`unpack_snapshot`).
 Unpacked = tuple[dict[str, Any], dict[str, np.ndarray]]
@@ -50,6 +50,8 @@ class Parts:
         As :class:`~.state.RetrievalState` holds them, in its order (read-only
         :class:`~.packed_maps.PackedMap` views).
     dispositions, changes, standing : set of str
+    reach : dict of str to tuple of str
+        Change leaf → the kinds of change it names that reach other statements.
     bm25 : dict of Level to BM25Index
         Mids and roots.
     turns : BM25Index
@@ -84,6 +86,7 @@ class Parts:
     leaf_said: PackedMap[tuple[float, int, str]]
     dispositions: set[str]
     changes: set[str]
+    reach: dict[str, tuple[str, ...]]
     standing: set[str]
     bm25: dict[Level, BM25Index]
     turns: BM25Index
@@ -167,6 +170,7 @@ def encode_parts(
     doc: dict[str, Any] = {
         "format": FORMAT, "leaves": leaves, "turns": turns, "sessions": list(sessions),
         "dispositions": sorted(state.dispositions), "changes": sorted(state.changes),
+        "reach": {k: list(v) for k, v in sorted(state.reach.items())},
         "standing": sorted(state.standing), "judged": {k: list(v) for k, v in state.judged.items()},
         "archive": archive, "archive_digests": archive_digests, "tree_digests": list(tree_digests),
         "archive_rows": None if list(a_ids) == archive else list(a_ids),
@@ -357,13 +361,24 @@ def decode_parts(data: bytes | Unpacked) -> Parts:
     return Parts(
         turn_of=turn_of, turn_leaves=turn_leaves, turn_seq=turn_seq, turn_session=turn_session,
         leaf_said=leaf_said, dispositions=set(_strings(doc["dispositions"])),
-        changes=set(_strings(doc["changes"])), standing=set(_strings(doc["standing"])), bm25=bm25, turns=turns_ix,
+        changes=set(_strings(doc["changes"])), reach=_reach(doc["reach"], at_leaf),
+        standing=set(_strings(doc["standing"])), bm25=bm25, turns=turns_ix,
         tree_digests=dict(zip(_strings(doc["tree_digests"][0]), _strings(doc["tree_digests"][1]), strict=True)),
         archive=archive, archive_digests=_strings(doc["archive_digests"]),
         archive_row_ids=a_ids, archive_matrix=a_matrix, leaf_ids=leaf_ids, leaf_matrix=matrix,
         tree_rows=tree_rows, row_facts=_row_facts(a, at, side, sess, sessions, len(leaf_ids)),
         session_turns=session_turns, judged=_judged(doc["judged"], at_leaf),
     )
+
+
+def _reach(held: Any, leaves: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
+    # Change leaf → the kinds of change it names: every key a leaf of the snapshot.
+    if not isinstance(held, dict):
+        raise ValueError("reach: a mapping expected")
+    out = {str(k): tuple(_strings(v)) for k, v in held.items()}
+    if not out.keys() <= leaves.keys():
+        raise ValueError("reach of a leaf the snapshot does not hold")
+    return out
 
 
 def _judged(held: Any, leaves: Mapping[str, int]) -> dict[str, tuple[str, ...]]:

@@ -32,6 +32,7 @@ from ..specific import common_direction
 from ..types import EdgeKind, Level, Node
 from ..stance import side_of, stance_of
 from ..text import is_change, is_disposition, is_standing
+from ..text.reach import reach_of
 from ..timeline import said_at
 from .archive_rows import archive_rows, with_archive_rows
 from .lazy_archive import LazyArchive, LazyNodes, refreshed_signatures, settled_signatures
@@ -90,6 +91,10 @@ class RetrievalState:
     # and their rows: what a later question about the person depends on most.
     changes: set[str] = field(default_factory=set)
     change_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Of those, the kinds of change that reach other statements (text.reach: a knee
+    # injury reaches running), read here while the text is at hand: an archived
+    # leaf's text is read from the store only when a recall shows it.
+    reach: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Leaves stating a goal, value, ongoing condition or cause of the speaker
     # (text.is_standing), and their rows: what a later situation is read against.
     standing: set[str] = field(default_factory=set)
@@ -320,6 +325,7 @@ class RetrievalState:
         if level is Level.LEAF:
             self.dispositions.discard(nid)
             self.changes.discard(nid)
+            self.reach.pop(nid, None)
             self.standing.discard(nid)
             self.leaf_said.pop(nid, None)
             self.judged.pop(nid, None)
@@ -337,6 +343,9 @@ class RetrievalState:
             stance = stance_of(n.attributes)
             if is_change(n.content, stance):
                 self.changes.add(n.id)
+                kinds = reach_of(n.content)[0]
+                if kinds:
+                    self.reach[n.id] = kinds
             if is_standing(n.content):
                 self.standing.add(n.id)
             session = n.provenance[0].session_id if n.provenance else ""

@@ -46,9 +46,9 @@ the rules above.
 Among the updates of ``x`` the newest wins, and an update is followed through its
 own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
 day" → "we adopted a kitten". Pure apart from two caches kept with the state's
-version: per-row arrays of time, stance side, session and change flag, each
-updater's neighbourhood among the statements said before it, and what each change
-reaches.
+version: per-row arrays of time, stance side, session and change flag with the rows
+each word is reached from, and each updater's neighbourhood among the statements
+said before it.
 """
 
 from __future__ import annotations
@@ -60,12 +60,13 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..specific import centred_cosines
-from ..text.reach import named_words, reach_of
+from ..text.reach import named_words, words_of
 from ..types import Level
 from .state import LevelArrays, RetrievalState
 
 __all__ = [
-    "LeafFacts", "judged_links", "kth_largest", "leaf_facts", "later_statements", "tried_first", "update_chains",
+    "LeafFacts", "judged_links", "kth_largest", "leaf_facts", "later_statements", "reach_rows", "tried_first",
+    "update_chains",
 ]
 
 # Qualifying later statements tried per candidate, newest first: the first try of an
@@ -103,8 +104,8 @@ class LeafFacts:
         out, filled as recalls ask: it does not depend on the query, so one state
         version computes it once per updater.
     reach : dict
-        Row → the words of what its change reaches (:func:`~personatree.text.reach_of`),
-        for the change rows, filled on the first recall that reads the texts.
+        Word → the change rows (sorted) whose kind of change reaches what the word
+        names (:mod:`personatree.text.reach`), present ones only.
     """
 
     at: np.ndarray
@@ -113,17 +114,16 @@ class LeafFacts:
     gone: np.ndarray
     session: np.ndarray
     judged: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    reach: Mapping[str, np.ndarray] = field(default_factory=dict)
     updaters: np.ndarray = field(init=False)
     present: np.ndarray = field(init=False)
     kth: dict[tuple[int, int, bool], float] = field(init=False)
-    reach: dict[int, frozenset[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         rows = np.flatnonzero((self.change | (self.side != 0)) & ~self.gone)
         object.__setattr__(self, "updaters", rows)
         object.__setattr__(self, "present", np.flatnonzero(~self.gone))
         object.__setattr__(self, "kth", {})
-        object.__setattr__(self, "reach", {})
 
 
 #: What the leaf rows share and each row's product with it
@@ -240,7 +240,9 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
             session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -2 - i
     change = np.zeros(n, bool)
     change[state.change_rows] = True
-    facts = LeafFacts(at, side, change, gone, session, judged_links(arr, state.judged, gone))
+    facts = LeafFacts(
+        at, side, change, gone, session, judged_links(arr, state.judged, gone), reach_rows(arr, state.reach, gone)
+    )
     state.updates_memo = (arr, facts)
     return facts
 
@@ -276,6 +278,37 @@ def judged_links(
     return {r: tuple(us) for r, us in out.items()}
 
 
+def reach_rows(
+    arr: LevelArrays, reach: Mapping[str, Sequence[str]], gone: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Word → the rows of the changes whose kind reaches it (pure).
+
+    Parameters
+    ----------
+    arr : LevelArrays
+        The leaf rows.
+    reach : mapping of str to sequence of str
+        Change leaf id → the kinds of change it names (``RetrievalState.reach``).
+    gone : ndarray of bool
+        Rows without a node in the state: never an update.
+
+    Returns
+    -------
+    dict of str to ndarray of int
+        Sorted rows per word.
+    """
+    by_kinds: dict[tuple[str, ...], list[int]] = {}
+    for leaf, kinds in reach.items():
+        r = arr.row.get(leaf)
+        if r is not None and not gone[r]:
+            by_kinds.setdefault(tuple(kinds), []).append(r)
+    out: dict[str, list[int]] = {}
+    for kinds, rows in by_kinds.items():
+        for word in words_of(kinds):
+            out.setdefault(word, []).extend(rows)
+    return {w: np.unique(np.asarray(rows, dtype=np.int64)) for w, rows in out.items()}
+
+
 def later_statements(
     state: RetrievalState, leaves: Sequence[str], cfg: RecallConfig, top: int | None = None
 ) -> dict[str, list[str]]:
@@ -306,10 +339,6 @@ def later_statements(
         return nodes[x].attributes.get("speaker")
 
     def texts(xs: Sequence[str]) -> list[str]:
-        # Archived leaves are read from the store on first use: in one read.
-        prefetch = getattr(nodes, "prefetch", None)
-        if prefetch is not None:
-            prefetch(xs)
         return [nodes[x].content for x in xs]
 
     centre = state.leaf_centre(arr) if cfg.update_specific else None
@@ -348,8 +377,8 @@ def update_chains(
         then the closest once that is taken out (the floors stay on the plain
         cosine). Default: plain cosines throughout.
     texts : callable, optional
-        Leaf ids → their texts: a change then also updates what its kind reaches
-        (:mod:`personatree.text.reach`). Default: by cosine alone.
+        Leaf ids → their texts: a change then also updates the candidates that name
+        what its kind reaches (``facts.reach``). Default: by cosine alone.
 
     Returns
     -------
@@ -423,7 +452,7 @@ def _updates_once(
     )
     # A change reaches what its kind rules out, however far apart in meaning: the
     # knee in a brace and the evening runs.
-    reach = _reaches(facts, cand, ids, xs, texts) if texts is not None else None
+    reach = _reaches(facts, cand, xs, texts) if texts is not None and facts.reach else None
     if reach is not None:
         reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
@@ -483,30 +512,24 @@ def _updates_once(
 
 
 def _reaches(
-    facts: LeafFacts,
-    cand: np.ndarray,
-    ids: Sequence[str],
-    xs: list[str],
-    texts: Callable[[Sequence[str]], list[str]],
+    facts: LeafFacts, cand: np.ndarray, xs: list[str], texts: Callable[[Sequence[str]], list[str]]
 ) -> np.ndarray | None:
     """Updaters × candidates: the updater is a change whose kind reaches the candidate.
 
-    ``None`` when no updater's change reaches anything. What a change reaches is read
-    once per state version and kept in ``facts.reach``.
+    ``None`` when none does. ``cand`` is sorted (rows of the leaf matrix).
     """
-    changes = np.flatnonzero(facts.change[cand])
-    unread = [int(cand[i]) for i in changes.tolist() if int(cand[i]) not in facts.reach]
-    if unread:
-        for r, said in zip(unread, texts([ids[r] for r in unread])):
-            facts.reach[r] = reach_of(said)[1]
-    reaching = [i for i in changes.tolist() if facts.reach[int(cand[i])]]
-    if not reaching:
-        return None
-    out = np.zeros((cand.size, len(xs)), dtype=bool)
+    out: np.ndarray | None = None
     for j, said in enumerate(texts(xs)):
-        named = named_words(said)
-        for i in reaching:
-            out[i, j] = not facts.reach[int(cand[i])].isdisjoint(named)
+        hits = [facts.reach[w] for w in named_words(said) if w in facts.reach]
+        if not hits:
+            continue
+        rows = np.unique(np.concatenate(hits))
+        pos = np.minimum(np.searchsorted(cand, rows), cand.size - 1)
+        pos = pos[cand[pos] == rows]
+        if pos.size:
+            if out is None:
+                out = np.zeros((cand.size, len(xs)), dtype=bool)
+            out[pos, j] = True
     return out
 
 

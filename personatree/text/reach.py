@@ -15,12 +15,13 @@ from __future__ import annotations
 from ..lexicons import CHANGE_REACH
 from .tokens import normalize, tokenize
 
-__all__ = ["Reach", "named_words", "reach_of", "reached"]
+__all__ = ["Reach", "named_words", "reach_of", "reached", "words_of"]
 
 #: The kinds of change a statement names, and the words of what they reach.
 Reach = tuple[tuple[str, ...], frozenset[str]]
 
 _NONE: Reach = ((), frozenset())
+_WORDS = {kind: words for kind, _, words in CHANGE_REACH}
 
 
 def reach_of(sentence: str) -> Reach:
@@ -42,6 +43,22 @@ def reach_of(sentence: str) -> Reach:
     if not hits:
         return _NONE
     return tuple(k for k, _ in hits), frozenset().union(*(w for _, w in hits))
+
+
+def words_of(kinds: tuple[str, ...]) -> frozenset[str]:
+    """The words of what the kinds of change ``kinds`` reach (pure).
+
+    Parameters
+    ----------
+    kinds : tuple of str
+        Kinds of :data:`~personatree.lexicons.CHANGE_REACH` (the first part of a
+        :data:`Reach`); unknown kinds reach nothing.
+
+    Returns
+    -------
+    frozenset of str
+    """
+    return frozenset().union(*(_WORDS.get(k, frozenset()) for k in kinds))
 
 
 def named_words(sentence: str) -> frozenset[str]:
