@@ -33,6 +33,7 @@ __all__ = [
     "CESSATION_RE",
     "CESSATION_TRIGGERS",
     "CHANGE_REACH",
+    "CHANGE_REACH_ANCHORS",
     "START_RE",
     "INTENT_FRAME_RE",
     "HYPOTHETICAL_RE",
@@ -823,7 +824,7 @@ _INJURED = (
 
 CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("an injury of the legs or back", re.compile(
-        r"\b(?:crutches|wheelchair|slipped disc|sciatica)\b"
+        r"\b(?:crutches|wheelchair|slipped disc|sciatica|(?:put|threw|thrown) my back out)\b"
         rf"|^(?=.*\b(?:{_INJURED})\b).*\b(?:knees?|ankles?|hips?|achilles|hamstrings?|shins?|calf"
         r"|foot|feet|legs?|toes?|acl|meniscus|pelvis|(?:my|lower|bad) back)\b"), _LEG_SPORTS),
     ("an injury of the arms", re.compile(
@@ -885,3 +886,36 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"\b(?:allergic|allergy|allergies|intolerant)\b.*\b(?:shellfish|prawns?|seafood)\b"
         r"|\b(?:shellfish|seafood) allerg"), _SEAFOOD),
 )
+
+# Words one of which a sentence holds whenever the kind's pattern matches it (as
+# :func:`personatree.text.tokenize` splits it): a pattern is tried only on a sentence
+# with one of its kind's words, at a fraction of the cost of trying every pattern.
+CHANGE_REACH_ANCHORS: Mapping[str, frozenset[str]] = {
+    kind: frozenset(words.split()) for kind, words in (
+        ("an injury of the legs or back", """crutch crutches wheelchair disc sciatica knee knees ankle
+         ankles hip hips achilles hamstring hamstrings shin shins calf foot feet leg legs toe toes acl
+         meniscus pelvis back"""),
+        ("an injury of the arms", """wrist wrists elbow elbows shoulder shoulders arm arms hand hands
+         finger fingers thumb thumbs collarbone rotator"""),
+        ("giving up alcohol", "teetotal sober sobriety alcohol dry wagon drinking drink booze"),
+        ("giving up caffeine", "caffeine decaf coffee"),
+        ("a pregnancy", "pregnant pregnancy expecting baby trimester"),
+        ("a baby born", "baby son daughter twins little gave had newborn new became"),
+        ("a new pet", """dog puppy pup kitten cat lurcher greyhound labrador spaniel terrier rescue
+         rabbit parrot"""),
+        ("leaving a job", """notice resigned job laid redundant redundancy retired retirement career
+         training retraining studying fired sacked left leaving freelance employed boss"""),
+        ("a move", "moved moving relocated relocating emigrated emigrating new"),
+        ("a break-up", """broke broken breaking split splitting separated divorce divorced divorcing
+         ended single widowed"""),
+        ("a new partner", "married engaged together new dating seeing"),
+        ("giving up smoking", "smoking cigarettes fags vaping vape smoker nicotine"),
+        ("giving up the car", "car licence license driving drive"),
+        ("going meat-free", "vegan vegetarian veggie plant pescatarian meat"),
+        ("going dairy-free", "vegan lactose dairy"),
+        ("going gluten-free", "coeliac celiac gluten"),
+        ("giving up sugar", "diabetes diabetic prediabetic pre blood sugar sweets chocolate"),
+        ("an allergy to nuts", "nut nuts"),
+        ("an allergy to seafood", "shellfish prawn prawns seafood"),
+    )
+}

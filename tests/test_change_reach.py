@@ -190,3 +190,28 @@ def test_a_fresh_process_reads_what_a_change_reaches_from_the_snapshot(tmp_path:
         assert CHANGE in rec.text and rec.text == first.text
     finally:
         again.close()
+
+
+def test_the_words_that_gate_each_pattern_never_hide_a_match() -> None:
+    # A pattern is tried only on sentences holding one of its kind's words: over
+    # sentences that name each kind in several ways, that gives what trying every
+    # pattern gives.
+    from personatree.lexicons import CHANGE_REACH
+    from personatree.text.tokens import normalize
+
+    sentences = [
+        "My knee is in a brace", "I put my back out", "Sprained my left ankle at netball", "on crutches again",
+        "I broke my wrist", "Hurt my shoulder at the climbing wall", "I've been teetotal since June",
+        "Stopped drinking for the new year", "I'm off coffee", "Switched to decaf", "I'm pregnant!",
+        "We're expecting twins", "Our baby was born on Friday", "I gave birth last week", "We rescued a greyhound",
+        "Adopted a kitten", "Handed in my notice", "I was made redundant", "I'm self-employed now",
+        "We moved to the coast", "Relocating to Oslo", "We split up", "I'm divorced now", "Got married in May",
+        "Just engaged!", "Quit smoking", "I'm a non-smoker now", "Sold my car", "Lost my licence",
+        "Went vegetarian", "I'm plant-based now", "Lactose intolerant, sadly", "Diagnosed coeliac",
+        "I'm pre-diabetic", "Cut out sugar", "Allergic to nuts", "A shellfish allergy", "allergic to prawns",
+    ]
+    for s in sentences:
+        low = normalize(s)
+        every = tuple(kind for kind, pattern, _ in CHANGE_REACH if pattern.search(low))
+        assert reach_of(s)[0] == every, s
+        assert every, s

@@ -12,7 +12,7 @@ statement is about something it reaches.
 
 from __future__ import annotations
 
-from ..lexicons import CHANGE_REACH
+from ..lexicons import CHANGE_REACH, CHANGE_REACH_ANCHORS
 from .tokens import normalize, tokenize
 
 __all__ = ["Reach", "named_words", "reach_of", "reached", "words_of"]
@@ -22,6 +22,12 @@ Reach = tuple[tuple[str, ...], frozenset[str]]
 
 _NONE: Reach = ((), frozenset())
 _WORDS = {kind: words for kind, _, words in CHANGE_REACH}
+# The kinds whose pattern a sentence holding the word may match: a set lookup per
+# word is a fraction of a pattern's cost, and most sentences hold no kind's word.
+_KINDS_OF: dict[str, list[int]] = {}
+for _i, _entry in enumerate(CHANGE_REACH):
+    for _word in CHANGE_REACH_ANCHORS[_entry[0]]:
+        _KINDS_OF.setdefault(_word, []).append(_i)
 
 
 def reach_of(sentence: str) -> Reach:
@@ -39,7 +45,8 @@ def reach_of(sentence: str) -> Reach:
         The kinds, in table order, and the union of their words; empty for none.
     """
     low = normalize(sentence)
-    hits = [(kind, words) for kind, pattern, words in CHANGE_REACH if pattern.search(low)]
+    tried = sorted({i for w in named_words(low) for i in _KINDS_OF.get(w, ())})
+    hits = [(CHANGE_REACH[i][0], CHANGE_REACH[i][2]) for i in tried if CHANGE_REACH[i][1].search(low)]
     if not hits:
         return _NONE
     return tuple(k for k, _ in hits), frozenset().union(*(w for _, w in hits))
