@@ -123,7 +123,8 @@ def test_a_change_updates_what_its_kind_reaches_whatever_their_cosine() -> None:
 
 def test_a_reaching_change_keeps_the_other_rules() -> None:
     # Said before the habit: updates nothing.
-    assert update_chains(ARR, _facts([5, 1, 2, 3], [False, False, True, True]), ["habit"], READS, texts=_texts) == {}
+    before = _facts([5, 1, 2, 3], [False, False, True, True])
+    assert update_chains(ARR, before, ["habit"], READS, texts=_texts) == {}
     # Said in the same session: one scene told in order.
     same = _facts([0, 1, 2, 3], [False, False, True, True], [7, 1, 7, 3])
     assert update_chains(ARR, same, ["habit"], READS, texts=_texts) == {}
@@ -132,7 +133,8 @@ def test_a_reaching_change_keeps_the_other_rules() -> None:
     facts = _facts([0, 1, 2, 3], [False, False, True, True])
     assert update_chains(ARR, facts, ["habit"], READS, speaker=who.__getitem__, texts=_texts) == {}
     # Not read as a change: its words alone link nothing.
-    assert update_chains(ARR, _facts([0, 1, 2, 3], [False, False, False, True]), ["habit"], READS, texts=_texts) == {}
+    unread = _facts([0, 1, 2, 3], [False, False, False, True])
+    assert update_chains(ARR, unread, ["habit"], READS, texts=_texts) == {}
 
 
 # --------------------------------------------------------------------------------------

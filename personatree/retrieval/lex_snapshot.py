@@ -25,7 +25,9 @@ from typing import Any, Hashable, Iterable, Mapping
 
 from ..change_links import links_of
 from ..graph import MemoryGraph
-from ..lexicons import CHANGE_OF_STATE_RE, CHANGE_REACH, ELIDED_SUBJECT_OPENERS, NEGATED_START_RE
+from ..lexicons import (
+    CHANGE_OF_STATE_RE, CHANGE_REACH, CHANGE_REACH_ANCHORS, ELIDED_SUBJECT_OPENERS, NEGATED_START_RE,
+)
 from ..text import is_change, is_standing, standing_patterns
 from ..types import Level
 from .lexical import BM25Index
@@ -58,10 +60,10 @@ def analysis_fingerprint() -> str:
     # The patterns themselves too: a phrasing added to them flips no probe above.
     parts.extend(p.pattern for p in (CHANGE_OF_STATE_RE, NEGATED_START_RE, *standing_patterns()))
     parts.append(" ".join(sorted(ELIDED_SUBJECT_OPENERS)))
-    # What each kind of change reaches, and what names it.
-    parts.extend(
-        f"{kind}\x1e{pattern.pattern}\x1e{' '.join(sorted(words))}" for kind, pattern, words in CHANGE_REACH
-    )
+    # What each kind of change reaches, what names it, and the words it is tried on.
+    for kind, pattern, words in CHANGE_REACH:
+        tried_on = " ".join(sorted(CHANGE_REACH_ANCHORS[kind]))
+        parts.append(f"{kind}\x1e{pattern.pattern}\x1e{' '.join(sorted(words))}\x1e{tried_on}")
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
@@ -223,7 +225,8 @@ def patch_snapshot(snap: Mapping[str, Any] | None, before: Iterable[str], graph:
         out["dispositions"] = sorted({x for x in snap["dispositions"] if x not in stale} | set(fresh["dispositions"]))
         for key in ("changes", "standing"):  # a leaf's own verdicts
             out[key] = sorted({x for x in snap[key] if x not in drop} | set(fresh[key]))
-        out["reach"] = dict(sorted(({k: v for k, v in snap["reach"].items() if k not in drop} | fresh["reach"]).items()))
+        kept = {k: v for k, v in snap["reach"].items() if k not in drop}
+        out["reach"] = dict(sorted((kept | fresh["reach"]).items()))
         out["said"] = {k: v for k, v in snap["said"].items() if k not in drop} | fresh["said"]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None

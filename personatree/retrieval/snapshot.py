@@ -225,9 +225,8 @@ def _facts(
     at, side, gone, session = rows
     change = np.zeros(at.shape[0], bool)
     change[state.change_rows] = True
-    return LeafFacts(
-        at, side, change, gone, session, judged_links(leaf, state.judged, gone), reach_rows(leaf, state.reach, gone)
-    )
+    judged, reach = judged_links(leaf, state.judged, gone), reach_rows(leaf, state.reach, gone)
+    return LeafFacts(at, side, change, gone, session, judged, reach)
 
 
 @dataclass(frozen=True, slots=True)

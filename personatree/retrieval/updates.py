@@ -240,9 +240,8 @@ def leaf_facts(state: RetrievalState) -> LeafFacts:
             session[i] = codes.setdefault(hit[2], len(codes)) if hit[2] else -2 - i
     change = np.zeros(n, bool)
     change[state.change_rows] = True
-    facts = LeafFacts(
-        at, side, change, gone, session, judged_links(arr, state.judged, gone), reach_rows(arr, state.reach, gone)
-    )
+    judged, reach = judged_links(arr, state.judged, gone), reach_rows(arr, state.reach, gone)
+    facts = LeafFacts(at, side, change, gone, session, judged, reach)
     state.updates_memo = (arr, facts)
     return facts
 
