@@ -150,3 +150,11 @@ OWN_LIFE = [
     "My brother finally got his pilot's licence.",
     "I've been learning to bake rye bread from my grandmother's notes.",
 ]
+
+
+def reason_for(tree: PersonaTree, user: str, items: Sequence[Any], content: str) -> str:
+    """Why recall showed the statement ``content``: its item's reason without the
+    "alone:" or "carried:" before it."""
+    g = tree.graph(user)
+    item = next(it for it in items if g.node(it.node_id).content == content)
+    return str(item.reason.split(": ", 1)[1])

@@ -24,7 +24,7 @@ from personatree.text import is_change
 from personatree.text.reach import named_words, reach_of, reached
 from personatree.text.stance import stance_label
 
-from .helpers import observe_story
+from .helpers import observe_story, reason_for
 
 
 @pytest.mark.parametrize(
@@ -170,9 +170,7 @@ def test_the_injury_comes_with_the_habit_it_ends(tmp_path: Path) -> None:
         observe_story(tree, "tom", HABIT + [CHANGE], CHATTER, datetime(2025, 1, 6, 19, 0, tzinfo=timezone.utc))
         rec = tree.recall("tom", QUESTION, budget=300)
         assert rec.tokens <= 300 and CHANGE in rec.text
-        g = tree.graph("tom")
-        item = next(it for it in rec.items if g.node(it.node_id).content == CHANGE)
-        assert item.reason.split(": ", 1)[1].startswith("a later statement that changes")
+        assert reason_for(tree, "tom", rec.items, CHANGE).startswith("a later statement that changes")
     finally:
         tree.close()
 

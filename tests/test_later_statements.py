@@ -27,7 +27,7 @@ from personatree.specific import common_direction
 from personatree.text import is_change
 from personatree.text.stance import stance_label
 
-from .helpers import observe_story
+from .helpers import observe_story, reason_for
 
 @pytest.mark.parametrize(
     ("sentence", "stance", "change"),
@@ -331,9 +331,7 @@ def test_a_change_in_words_no_rule_reads_still_comes_with_the_habit(tmp_path: Pa
             off.close()
         rec = on.recall("rui", GIFT, budget=300)
         assert rec.tokens <= 300 and PARTED in rec.text
-        g = on.graph("rui")
-        item = next(it for it in rec.items if g.node(it.node_id).content == PARTED)
-        assert item.reason.split(": ", 1)[1].startswith("a later statement about the same thing as")
+        assert reason_for(on, "rui", rec.items, PARTED).startswith("a later statement about the same thing as")
     finally:
         on.close()
 

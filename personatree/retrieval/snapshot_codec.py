@@ -361,33 +361,24 @@ def decode_parts(data: bytes | Unpacked) -> Parts:
     return Parts(
         turn_of=turn_of, turn_leaves=turn_leaves, turn_seq=turn_seq, turn_session=turn_session,
         leaf_said=leaf_said, dispositions=set(_strings(doc["dispositions"])),
-        changes=set(_strings(doc["changes"])), reach=_reach(doc["reach"], at_leaf),
+        changes=set(_strings(doc["changes"])), reach=_per_leaf(doc["reach"], at_leaf, "reach"),
         standing=set(_strings(doc["standing"])), bm25=bm25, turns=turns_ix,
         tree_digests=dict(zip(_strings(doc["tree_digests"][0]), _strings(doc["tree_digests"][1]), strict=True)),
         archive=archive, archive_digests=_strings(doc["archive_digests"]),
         archive_row_ids=a_ids, archive_matrix=a_matrix, leaf_ids=leaf_ids, leaf_matrix=matrix,
         tree_rows=tree_rows, row_facts=_row_facts(a, at, side, sess, sessions, len(leaf_ids)),
-        session_turns=session_turns, judged=_judged(doc["judged"], at_leaf),
+        session_turns=session_turns, judged=_per_leaf(doc["judged"], at_leaf, "judged links"),
     )
 
 
-def _reach(held: Any, leaves: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
-    # Change leaf → the kinds of change it names: every key a leaf of the snapshot.
+def _per_leaf(held: Any, leaves: Mapping[str, int], what: str) -> dict[str, tuple[str, ...]]:
+    # Leaf → strings (the ids a leaf changes, the kinds of change it names): every key
+    # a leaf of the snapshot.
     if not isinstance(held, dict):
-        raise ValueError("reach: a mapping expected")
+        raise ValueError(f"{what}: a mapping expected")
     out = {str(k): tuple(_strings(v)) for k, v in held.items()}
     if not out.keys() <= leaves.keys():
-        raise ValueError("reach of a leaf the snapshot does not hold")
-    return out
-
-
-def _judged(held: Any, leaves: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
-    # Leaf → the ids it changes: every key a leaf of the snapshot.
-    if not isinstance(held, dict):
-        raise ValueError("judged links: a mapping expected")
-    out = {str(k): tuple(_strings(v)) for k, v in held.items()}
-    if not out.keys() <= leaves.keys():
-        raise ValueError("judged links of a leaf the snapshot does not hold")
+        raise ValueError(f"{what} of a leaf the snapshot does not hold")
     return out
 
 
