@@ -795,7 +795,10 @@ _PARTNER = frozenset(
 _DATING = frozenset("single singles dating date dates tinder apps".split())
 _SMOKING = frozenset("cigarette cigarettes smoke smoking smoker fags vape vaping cigar cigars".split())
 _DRIVING = frozenset("car cars drive drives driving drove road motorway".split())
-_NUTS = frozenset("nut nuts peanut peanuts almond almonds cashew cashews satay pesto praline".split())
+_NUTS = frozenset(
+    """nut nuts peanut peanuts almond almonds cashew cashews hazelnut hazelnuts walnut walnuts
+    satay pesto praline nutella""".split()
+)
 _SEAFOOD = frozenset(
     """shellfish prawn prawns shrimp lobster crab mussels oysters scallops seafood
     paella""".split()
@@ -880,8 +883,9 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("giving up sugar", re.compile(
         r"\b(?:diabetes|diabetic|pre-?diabetic|blood sugar|(?:stopped|quit|gave up|given up"
         r"|no more|cut out|off) (?:sugar|sweets|chocolate))\b"), _SWEET),
-    ("an allergy to nuts", re.compile(r"\b(?:allergic|allergy|allergies|intolerant)\b.*\bnuts?\b"
-                                      r"|\bnut allerg"), _NUTS),
+    ("an allergy to nuts", re.compile(
+        r"\b(?:allergic|allergy|allergies|intolerant)\b.*\b(?:pea|hazel|wal)?nuts?\b"
+        r"|\b(?:pea|hazel|wal)?nut allerg"), _NUTS),
     ("an allergy to seafood", re.compile(
         r"\b(?:allergic|allergy|allergies|intolerant)\b.*\b(?:shellfish|prawns?|seafood)\b"
         r"|\b(?:shellfish|seafood) allerg"), _SEAFOOD),
@@ -915,7 +919,7 @@ CHANGE_REACH_ANCHORS: Mapping[str, frozenset[str]] = {
         ("going dairy-free", "vegan lactose dairy"),
         ("going gluten-free", "coeliac celiac gluten"),
         ("giving up sugar", "diabetes diabetic prediabetic pre blood sugar sweets chocolate"),
-        ("an allergy to nuts", "nut nuts"),
+        ("an allergy to nuts", "nut nuts peanut peanuts hazelnut hazelnuts walnut walnuts"),
         ("an allergy to seafood", "shellfish prawn prawns seafood"),
     )
 }

@@ -377,7 +377,8 @@ def update_chains(
         cosine). Default: plain cosines throughout.
     texts : callable, optional
         Leaf ids → their texts: a change then also updates the candidates that name
-        what its kind reaches (``facts.reach``). Default: by cosine alone.
+        what its kind reaches (``facts.reach``; a chain is not followed through such
+        a link). Default: by cosine alone.
 
     Returns
     -------
@@ -388,19 +389,24 @@ def update_chains(
         return {}
     frontier = [x for x in leaves[: cfg.update_top if top is None else top] if x in arr.row]
     nxt: dict[str, str] = {}
+    by_kind: set[str] = set()  # the leaves whose update only reaches them by its kind
     done: set[str] = set()
     for _ in range(cfg.update_rounds):
         frontier = [x for x in frontier if x not in done]
         if not frontier:
             break
         done.update(frontier)
-        step = _updates_once(arr, facts, frontier, cfg, speaker, centre, texts)
+        step, reached = _updates_once(arr, facts, frontier, cfg, speaker, centre, texts)
         nxt.update(step)
+        by_kind |= reached
         frontier = sorted(set(step.values()))
     out: dict[str, list[str]] = {}
     for x in sorted(nxt):
         u, seen = nxt[x], {x}
-        while u in nxt and u not in seen:  # follow the chain to its newest end
+        # Follow the chain to its newest end, but not through a link made by a kind of
+        # change alone: "I can't run at the moment" is the latest word on the runs even
+        # when a later knee injury reaches running too, and would hide it.
+        while u in nxt and u not in seen and u not in by_kind:
             seen.add(u)
             u = nxt[u]
         if u != x:
@@ -416,10 +422,12 @@ def _updates_once(
     speaker: Callable[[str], object] | None,
     centre: Centre | None = None,
     texts: Callable[[Sequence[str]], list[str]] | None = None,
-) -> dict[str, str]:
-    """One step: each leaf of ``xs`` → its newest update, where it has one."""
+) -> tuple[dict[str, str], set[str]]:
+    """One step: each leaf of ``xs`` → its newest update, where it has one, and the
+    leaves whose update reaches them by its kind of change alone."""
     matrix, ids = arr.matrix, arr.ids
     out: dict[str, str] = {}
+    by_kind: set[str] = set()
     if facts.judged:
         # A statement a judge read as changing the candidate comes first, whatever
         # their cosine: the newest of them.
@@ -430,11 +438,11 @@ def _updates_once(
                 out[x] = ids[max(later, key=lambda u: (facts.at[u], ids[u]))]
         xs = [x for x in xs if x not in out]
         if not xs:
-            return out
+            return out, by_kind
     restate = cfg.update_restate_floor
     cand = _updaters(facts, cfg)
     if cand.size == 0:
-        return out
+        return out, by_kind
     rx = np.fromiter((arr.row[x] for x in xs), np.int64, len(xs))
     # Every leaf's cosines, then the updaters' rows of them (updaters × candidates):
     # the same products as the updaters' rows times the candidates, without copying
@@ -452,7 +460,12 @@ def _updates_once(
     # A change reaches what its kind rules out, however far apart in meaning: the
     # knee in a brace and the evening runs.
     reach = _reaches(facts, cand, xs, texts) if texts is not None and facts.reach else None
+    # The order updates are tried in: a statement read as changing the candidate, then
+    # one whose kind reaches it ("I can't run at the moment" before the later "I
+    # stopped hiking after my knee injury", for the runs), then any later mention.
+    tier = np.where(reads, 0, 2).astype(np.int8)
     if reach is not None:
+        tier[reach & ~reads] = 1
         reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
     # What a person says within one session is one scene told in order ("we stopped
@@ -467,21 +480,21 @@ def _updates_once(
         idx = np.flatnonzero(ok[:, j])
         if not idx.size:
             continue
-        col, read = sims[:, j], reads[:, j]
+        col, rank = sims[:, j], tier[:, j]
         if speaker is None:
-            picks = tried_first(idx, read, at, col, _TRIES)
+            picks = tried_first(idx, rank, at, col, _TRIES)
         else:
             # The speaker is read node by node: a prefix of the order usually holds
             # the speaker's newest few (the whole order only when it does not).
             who = speaker(xs[j])
-            order = tried_first(idx, read, at, col, 4 * _TRIES)
+            order = tried_first(idx, rank, at, col, 4 * _TRIES)
             picks = _said_by(order, cand, ids, speaker, who)
             if picks.size < _TRIES and order.size < idx.size:
-                picks = _said_by(tried_first(idx, read, at, col), cand, ids, speaker, who)
+                picks = _said_by(tried_first(idx, rank, at, col), cand, ids, speaker, who)
         if picks.size:
             tries[j] = picks[:_TRIES]
     if not tries:
-        return out
+        return out, by_kind
     us = np.unique(np.concatenate(list(tries.values())))
     # A statement read as a change is tested by what is specific to the person (with
     # ``centre``): by plain cosine the habit it ends ranks behind their small talk. A
@@ -506,8 +519,10 @@ def _updates_once(
             # the same cosine computed in another product).
             if (reach is not None and reach[u, j]) or value >= bar - 1e-6:
                 out[xs[j]] = ids[int(cand[u])]
+                if tier[u, j] == 1:
+                    by_kind.add(xs[j])
                 break
-    return out
+    return out, by_kind
 
 
 def _reaches(
@@ -533,21 +548,24 @@ def _reaches(
 
 
 def tried_first(
-    idx: np.ndarray, reads: np.ndarray, at: np.ndarray, sims: np.ndarray, n: int | None = None
+    idx: np.ndarray, tier: np.ndarray, at: np.ndarray, sims: np.ndarray, n: int | None = None
 ) -> np.ndarray:
     """The first ``n`` of ``idx`` in the order an update is tried (pure).
 
-    Statements read as a change first, then the newest, then the closest: the order
-    of ``idx[np.lexsort((-sims[idx], -at[idx], ~reads[idx]))]``, ties included. With
-    the restate floor thousands of a user's statements may qualify for a candidate
-    and only the first few are tried, so the rest is not sorted.
+    The lowest tier first (a statement read as changing the candidate, then one that
+    reaches it by its kind of change, then any later mention), then the newest, then
+    the closest: the order of ``idx[np.lexsort((-sims[idx], -at[idx], tier[idx]))]``,
+    ties included. With the restate floor thousands of a user's statements may
+    qualify for a candidate and only the first few are tried, so the rest is not
+    sorted.
 
     Parameters
     ----------
     idx : ndarray of int
         Rows that qualify.
-    reads, at, sims : ndarray
-        Per row: read as a change, when said, cosine with the candidate.
+    tier, at, sims : ndarray
+        Per row: its tier (small non-negative ints), when said, cosine with the
+        candidate.
     n : int, optional
         How many (default: all of them).
 
@@ -556,11 +574,11 @@ def tried_first(
     ndarray of int
     """
     if n is None or idx.size <= n:
-        return idx[np.lexsort((-sims[idx], -at[idx], ~reads[idx]))]
-    first = reads[idx]
+        return idx[np.lexsort((-sims[idx], -at[idx], tier[idx]))]
+    tiers = tier[idx]
     parts: list[np.ndarray] = []
     left = n
-    for group in (idx[first], idx[~first]):
+    for group in (idx[tiers == t] for t in np.unique(tiers)):
         if left <= 0 or not group.size:
             continue
         if group.size > left:
