@@ -43,9 +43,11 @@ A later leaf that a judge read as changing ``x`` when it was inserted
 (:mod:`personatree.change_links`) updates it whatever their cosine, before any of
 the rules above.
 
-Among the updates of ``x`` the newest wins, and an update is followed through its
-own update (``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one
-day" → "we adopted a kitten". Pure apart from two caches kept with the state's
+Among the updates of ``x`` the newest wins (one that changes ``x`` by its words before
+one that only reaches it by its kind, before a mere later mention), and an update is
+followed through its own update (``recall.update_rounds`` steps): "no pets for us" →
+"maybe a cat one day" → "we adopted a kitten"; never through a link made by a kind
+alone, which would hide the statement that changes ``x`` in its own words. Pure apart from two caches kept with the state's
 version: per-row arrays of time, stance side, session and change flag with the rows
 each word is reached from, and each updater's neighbourhood among the statements
 said before it.
