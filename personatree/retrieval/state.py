@@ -343,7 +343,7 @@ class RetrievalState:
             stance = stance_of(n.attributes)
             if is_change(n.content, stance):
                 self.changes.add(n.id)
-                kinds = reach_of(n.content)[0]
+                kinds = reach_of(n.content)
                 if kinds:
                     self.reach[n.id] = kinds
             if is_standing(n.content):

@@ -35,7 +35,7 @@ One module a concept, each importing only the ones above it in this list:
   :func:`tells_own_situation` (a query that is the person telling one) and
   :func:`standing_patterns`.
 - :mod:`~personatree.text.reach`: :func:`~personatree.text.reach.reach_of` and
-  :func:`~personatree.text.reach.reached`, the habits and plans a change of life
+  :func:`~personatree.text.reach.words_of`, the habits and plans a change of life
   reaches by its kind (a knee in a brace reaches running).
 - :mod:`~personatree.text.word_class`: :func:`~personatree.text.word_class.noun_reading`,
   whether an English lexicon reads a word as a noun.

@@ -6,8 +6,8 @@ before work" sit near cosine 0.15), because the link between them is knowledge o
 world, not shared words. :data:`~personatree.lexicons.CHANGE_REACH` holds a little of
 that knowledge for the changes people most often tell (an injury, giving up alcohol or
 caffeine, a pregnancy or a birth, a new pet, leaving a job, a move, a break-up, a diet);
-:func:`reach_of` reads which of them a change names, and :func:`reached` whether a
-statement is about something it reaches.
+:func:`reach_of` reads which of them a change names, :func:`words_of` what they reach,
+and :func:`named_words` the words a statement names, to compare with them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,8 @@ from __future__ import annotations
 from ..lexicons import CHANGE_REACH, CHANGE_REACH_ANCHORS
 from .tokens import normalize, tokenize
 
-__all__ = ["Reach", "named_words", "reach_of", "reached", "words_of"]
+__all__ = ["named_words", "reach_of", "words_of"]
 
-#: The kinds of change a statement names, and the words of what they reach.
-Reach = tuple[tuple[str, ...], frozenset[str]]
-
-_NONE: Reach = ((), frozenset())
 _WORDS = {kind: words for kind, _, words in CHANGE_REACH}
 # The kinds whose pattern a sentence holding the word may match: a set lookup per
 # word is a fraction of a pattern's cost, and most sentences hold no kind's word.
@@ -30,8 +26,8 @@ for _i, _entry in enumerate(CHANGE_REACH):
         _KINDS_OF.setdefault(_word, []).append(_i)
 
 
-def reach_of(sentence: str) -> Reach:
-    """The kinds of change ``sentence`` names and the words of what they reach (pure).
+def reach_of(sentence: str) -> tuple[str, ...]:
+    """The kinds of change ``sentence`` names (pure).
 
     Parameters
     ----------
@@ -41,15 +37,13 @@ def reach_of(sentence: str) -> Reach:
 
     Returns
     -------
-    (tuple of str, frozenset of str)
-        The kinds, in table order, and the union of their words; empty for none.
+    tuple of str
+        Kinds of :data:`~personatree.lexicons.CHANGE_REACH`, in its order; empty for
+        none.
     """
     low = normalize(sentence)
     tried = sorted({i for w in named_words(low) for i in _KINDS_OF.get(w, ())})
-    hits = [(CHANGE_REACH[i][0], CHANGE_REACH[i][2]) for i in tried if CHANGE_REACH[i][1].search(low)]
-    if not hits:
-        return _NONE
-    return tuple(k for k, _ in hits), frozenset().union(*(w for _, w in hits))
+    return tuple(CHANGE_REACH[i][0] for i in tried if CHANGE_REACH[i][1].search(low))
 
 
 def words_of(kinds: tuple[str, ...]) -> frozenset[str]:
@@ -58,8 +52,8 @@ def words_of(kinds: tuple[str, ...]) -> frozenset[str]:
     Parameters
     ----------
     kinds : tuple of str
-        Kinds of :data:`~personatree.lexicons.CHANGE_REACH` (the first part of a
-        :data:`Reach`); unknown kinds reach nothing.
+        Kinds of :data:`~personatree.lexicons.CHANGE_REACH`; unknown kinds reach
+        nothing.
 
     Returns
     -------
@@ -69,7 +63,7 @@ def words_of(kinds: tuple[str, ...]) -> frozenset[str]:
 
 
 def named_words(sentence: str) -> frozenset[str]:
-    """The words a statement names, as :func:`reached` compares them (pure).
+    """The words a statement names, as they are compared with :func:`words_of` (pure).
 
     Its tokens, and the noun of each possessive ("the team's" names "team").
 
@@ -83,19 +77,3 @@ def named_words(sentence: str) -> frozenset[str]:
     """
     toks = tokenize(sentence)
     return frozenset(toks).union(t[:-2] for t in toks if t.endswith("'s"))
-
-
-def reached(words: frozenset[str], sentence: str) -> bool:
-    """Whether ``sentence`` names something in ``words`` (pure).
-
-    Parameters
-    ----------
-    words : frozenset of str
-        The second part of a :data:`Reach`.
-    sentence : str
-
-    Returns
-    -------
-    bool
-    """
-    return bool(words) and not words.isdisjoint(named_words(sentence))
