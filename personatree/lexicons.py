@@ -459,6 +459,8 @@ STANCE_PHRASE_POS_RE: re.Pattern[str] = re.compile(
     # Praise and gratitude told with a negator: nothing beats it, nobody could have
     # done without it, nothing will stop the speaker doing it.
     r"(?:can't|cannot|couldn't) (?:\w+ )?(?:beat|top)\b|(?:there's|there is|ain't|is) nothing (?:quite )?like\b|"
+    r"^nothing (?:quite )?like\b|nothing (?:relaxes|calms|soothes|cheers|settles|lifts|delights|excites|thrills"
+    r"|comforts|grounds|motivates|energises|energizes) (?:me|us)(?: up| down)? (?:quite )?(?:like|as much as)\b|"
     r"(?:doesn't|does not) get (?:much |any )?better|can't get enough of|"
     r"couldn't have (?:\w+ ){1,3}without|can't (?:imagine|picture) (?:\w+ ){0,3}without|"
     r"(?:won't|will not|not going to|not gonna|never) let (?:\w+ ){0,3}(?:stop|hold|get|bring|keep) (?:me|us)\b|"
@@ -532,6 +534,9 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     # redundant", "stepped down as captain", "started at a new agency".
     r"(?:handed|gave|put) in (?:my|our) notice|handed (?:my|our) notice in|resigned|made redundant|"
     r"stepped down|(?:started|starting) (?:at|with) (?:a|an) new|"
+    # "last day at the school was Friday, I start as a curator on Monday".
+    r"last day (?:at|in|of) (?:the |my )?(?:office|school|job|work|company|firm|shop|hospital|bank|"
+    r"practice|agency|studio|store|restaurant)\b|(?:i|i'll|i will) (?:start|started) as (?:a|an)\b|"
     # "the bakery let me go", "took redundancy", "going freelance", "retraining as a
     # nurse", "dropped to three days a week".
     r"let (?:me|us) go\b|took (?:voluntary )?redundancy|(?:going|gone|went) (?:freelance|self-employed)|"
@@ -542,18 +547,41 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"proposed|pregnant|single again|"
     # A child born: "we had a little boy in April", "I gave birth in May".
     r"(?:had|welcomed) (?:a|our) (?:(?:first|second|third) )?(?:baby|little (?:boy|girl)|son|daughter|child)\b|"
+    # "our daughter was born on Tuesday", "the baby arrived early", "I became a dad".
+    r"(?:son|daughter|baby|twins|triplets|little one|little boy|little girl|grandson|granddaughter|"
+    r"grandchild|firstborn) (?:was|were|has been|had been) born|"
+    r"(?:baby|twins|little one) (?:arrived|came)\b(?! (?:home|back|to|from|over|round|with)\b)|"
+    r"became (?:a |an )?(?:dad|daddy|mum|mom|mother|father|parents?|grandparents?|grandad|grandma|grandpa|"
+    r"granny|grandmother|grandfather|auntie|aunt|uncle|stepmum|stepmom|stepdad)\b|"
     r"gave birth|(?:we're|we are|i'm|i am) expecting (?:a baby|twins|triplets|a (?:little )?(?:boy|girl)|"
     r"our (?:first|second|third)|again)\b|(?:we're|we are|i'm|i am) expecting(?=\s*(?:[.!,;]|$))|"
     # A body that now rules things out, or a thing of life lost: "my arm is in a cast",
     # "on crutches for weeks", "off work with burnout", "the doctor put me on statins",
     # "I lost my sense of smell", "I lost my job".
     r"(?:i'm|i am|was|been|be|is|are) (?:\w+ )?in a (?:cast|sling|wheelchair|neck brace|brace)|on crutches|"
+    r"(?:weeks|months) in a (?:cast|sling|brace|boot|walking boot|moon boot)|(?:stress|hairline) fracture|"
+    # A body that no longer goes along: "my stomach has turned on me", "my knees gave out".
+    r"(?:my|the) (?:stomach|body|gut|knees?|back|hips?|eyes|eyesight|ears|hearing|heart) "
+    r"(?:has |have |had )?(?:turned on me|given up on me|gave up on me|gave out|given out|packed in|"
+    r"gone downhill|went downhill|got worse|gotten worse)|"
+    # A habit left off for a while: "it's been five months without a drink".
+    r"(?:been|gone|went|going) (?:\w+ ){1,3}(?:days|weeks|months|years) without\b|"
+    r"^(?:\w+ ){0,2}(?:days|weeks|months|years) without (?:a |any )?(?:single )?[a-z]+|"
+    # An event of the body, and a diet it brings: "I had a heart attack in June",
+    # "I've had to change what I eat", "a new diet for me".
+    r"(?:had|suffered) (?:a|my) (?:\w+ )?(?:heart attack|stroke|seizure|miscarriage|breakdown)|"
+    r"(?:had|have) to change (?:my|what|how)|new diet|"
     r"(?:i'm|i am|i was|been) (?:\w+ )?off work|signed off (?:work|sick)|"
     r"on (?:sick|maternity|paternity|parental|medical) leave|"
     r"put (?:me|us) on (?:\w+ ){0,3}?(?:tablets|pills|medication|meds|insulin|antidepressants|statins|"
     r"steroids|antibiotics|an inhaler|a drip)|"
     r"lost my (?:sense of (?:smell|taste)|hearing|sight|eyesight|job|licen[cs]e|appetite|voice)|"
-    r"passed away|diagnosed|turns out i(?:'m| am| have)|(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
+    r"passed away|diagnosed|turns out i(?:'m| am| have)|"
+    # A diagnosis told by who made it: "the doctor says I'm coeliac", "the scan showed I have".
+    r"(?:doctors?|gp|consultant|specialist|surgeon|physio|optician|dentist|nurse|audiologist|dermatologist|"
+    r"neurologist|cardiologist|scan|tests?|results|bloods) "
+    r"(?:says|said|say|show|showed|shows|confirmed|confirm|found) (?:that )?i(?:'m| am| have|'ve got)\b|"
+    r"(?:developed|have) an? (?:\w+ )?allergy|allergic to|"
     r"(?:gluten|lactose|dairy|wheat|fructose) intoleran(?:t|ce)|banned (?:me|us) from|"
     r"passed my driving test|got my (?:driving |driver's |drivers )?licen[cs]e\b|"
     r"(?:off|quit|given up|gave up|kicked) the (?:booze|drink|sauce|fags|cigs|cigarettes|smokes)\b|"
@@ -568,31 +596,59 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:my|the|an?) (?:\w+ )?op(?= (?:means|was|went|is|has|left))|"
     r"sober|teetotal|cut out|cut back on|gave up|given up|had to stop|(?:step|stepped|stepping) away from|"
     r"adopted|came round to|come round to|"
+    # A membership let go: "let my gym membership lapse", "cancelled my subscription".
+    r"let (?:my|our|the) (?:[\w-]+ ){0,2}(?:membership|subscription|season ticket|pass|licen[cs]e) "
+    r"(?:(?:at|with|of|for) (?:the |my |our )?(?:[\w-]+ ){1,2})?(?:lapse|run out|expire)|"
+    r"cancell?ed (?:my|our) (?:[\w-]+ ){0,2}(?:membership|subscription|season ticket)|"
+    # Someone new, or a couple ended: "I've been seeing Ana for three months", "Mark and I
+    # are officially finished", "the papers were signed".
+    r"(?:i've|i have|i've been|i'm|i am|started|been) (?:dating|seeing) (?:someone|somebody|a guy|a girl|"
+    r"a man|a woman|[a-z]+ (?:for|since)\b)|"
+    r"(?:and i|we)(?:'re| are) (?:officially |well and truly )?(?:over|finished|through)\b(?! with)|"
+    r"(?:divorce )?papers (?:were |are |have been |got )?signed|"
+    r"removal (?:van|lorry|men|truck)|first night in (?:the |our |my )?new|"
+    # A kind of person one has found oneself to be: "I've decided I'm a hotel person".
+    r"(?:decided|realised|realized|accepted|admitted|figured out)(?: that)? (?:i'm|i am) (?:not |really |more of )?"
+    r"(?:a|an) [\w-]+ (?:person|girl|guy|type)\b|"
+    # A liking that wore off: "the club has lost all its charm for me", "the novelty wore off".
+    r"(?:lost|losing) (?:all |most |much )?(?:its|their|the|of its|of the) (?:charm|appeal|magic|shine|spark|allure)|"
+    r"(?:novelty|magic|shine|spark|appeal)(?: of(?: [\w-]+){1,3}?)? (?:has |had |soon )?"
+    r"(?:worn off|wore off|gone|faded|fizzled out)\b|"
     r"(?:went|gone|going|switched|turned) (?:fully |completely )?(?:vegetarian|vegan|gluten-free|dairy-free|"
     r"plant-based|pescatarian|keto|paleo|sugar-free|alcohol-free|meat-free)|"
     # One thing of life traded for another: "I've swapped the gym for long walks".
     r"(?:swapped|traded|switched|exchanged) (?:my |the |our )?(?:[\w-]+ ){1,3}for\b|"
     # A pet taken on: "got a puppy last week, so travel is on hold".
     r"(?:got|rescued|brought home) (?:a|our|my) (?:new )?(?:dog|puppy|kitten|cat|rescue dog|rescue cat)\b|"
+    r"(?:got|rescued|brought home|adopted) (?:a|our|my) (?:new )?(?:[\w-]+ )?(?:puppy|kitten|pup)\b|"
     r"on a (?:\w+ )?(?:strict )?(?:\w+-)?(?:\w+ )?diet|"
     r"no longer|anymore|any more(?=\s*(?:[.,;:!?)]|$))|these days|nowadays|for good|from now on|"
     # Since a life event: "since the operation I can't run", "since the divorce".
     r"since (?:the|my|our) (?:[\w-]+ )?(?:operation|surgery|op|accident|crash|injury|fall|diagnosis|"
-    r"stroke|heart attack|baby|birth|wedding|divorce|break-?up|split|move|redundancy|layoff|"
+    r"stroke|heart attack|baby|birth|wedding|divorce|break-?up|split|move|redundancy|layoff|disc|"
+    r"breakdown|burnout|relapse|flare-?up|concussion|migraines|"
     r"lockdown|pandemic|funeral|miscarriage|chemo|transplant)\b|"
     # Done with a thing, or become someone else: "I'm done with nights outdoors",
     # "I've become a real homebody".
     r"(?:i'm|i am|we're|we are) (?:\w+ )?(?:done|finished|through) with|(?:i've|i have|we've|we have) become|"
     # A thing of one's life parted with: "I deleted all my games", "we sold our car".
     r"(?:deleted|sold|got rid of|gave away|given away) (?:all )?(?:of )?(?:my|our)|"
+    # Apps and screens left: "I deleted Instagram", "came off social media", "boxed up the Xbox".
+    r"(?:deleted|quit|left|came off|come off|got off) (?:social media|instagram|facebook|tiktok|twitter|snapchat|"
+    r"all the apps|the apps?)\b|boxed up (?:the|my|our)|gave (?:it|them) (?:all )?away|"
     r"(?:sold|got rid of) the (?:[\w-]+ )?(?:car|house|flat|boat|sailboat|yacht|bike|motorbike|van|piano|"
     r"business|shop|caravan|camper|horse|allotment)\b|"
     # A home bought or taken, a contract signed: a move, a new job.
     r"(?:bought|took|rented|taken) (?:a|an|the|our|my) (?:[\w-]+ ){0,2}"
-    r"(?:house|flat|apartment|home|farmhouse|cottage|place|job|position|post|role|offer)|"
+    r"(?:house|flat|apartment|home|farmhouse|cottage|place|job|position|post|role|offer)\b"
+    r"(?! (?:shirt|kit|jersey|strip|game|match|page|screen|button|printer|speaker|assistant|decor)\b)|"
+    # A liking lost: "I've gone off football" (not "the milk has gone off").
+    r"(?:i've|i have|we've|we have|i'd|i) (?:\w+ )?gone off\b|"
     r"(?:signed|accepted) (?:a|an|the|my) (?:[\w-]+ ){0,2}(?:contract|offer|lease)|"
     # Told to stop by someone with the standing to: "the doctor told me to hand in my licence".
-    r"(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|cut|stay off|lay off)|"
+    r"(?:told|advised|ordered) (?:me|us) to (?:stop|quit|give up|hand in|avoid|cut|stay off|lay off|limit|"
+    r"reduce|rest|go easy on)|"
+    r"(?:warned|ordered|banned|told) (?:me|us) off\b|"
     r"(?:doctor|physio|physiotherapist|gp|surgeon|dentist|consultant)'?s? (?:says|said) no (?:more )?[a-z]+|"
     # A condition that began weeks or months ago: "I've had terrible insomnia for weeks".
     r"(?:i've|i have) (?:had|been having) (?:[\w-]+ ){1,3}?for (?:weeks|months|a few weeks|a few months|"
@@ -754,7 +810,8 @@ _LEG_SPORTS = frozenset(
     race races racing hike hikes hiking hiked hiker trek treks trekking climb climbs
     climbing bouldering football footy soccer tennis squash badminton basketball netball
     rugby hockey ski skiing snowboarding dance dances dancing salsa gym squat squats
-    cycling cycle cycled bike biking sprint sprints triathlon hillwalking""".split()
+    cycling cycle cycled bike biking sprint sprints triathlon hillwalking dig digging
+    gardening allotment lifting""".split()
 )
 _ARM_SPORTS = frozenset(
     """climb climbs climbing bouldering swim swims swimming swam tennis golf guitar piano
@@ -790,7 +847,7 @@ _HOME = frozenset(
 )
 _PARTNER = frozenset(
     """boyfriend girlfriend partner husband wife fiance fiancee date dates anniversary
-    couple wedding honeymoon""".split()
+    couple couples wedding honeymoon married marriage""".split()
 )
 _DATING = frozenset("single singles dating date dates tinder apps".split())
 _SMOKING = frozenset("cigarette cigarettes smoke smoking smoker fags vape vaping cigar cigars".split())
@@ -812,6 +869,30 @@ _GLUTEN = frozenset(
     """bread pasta pizza pizzas beer beers cake cakes croissant croissants sourdough baking
     bagel bagels noodles biscuits pastry pastries""".split()
 )
+_GAMES = frozenset(
+    """game games gaming gamer gamers console consoles playstation ps4 ps5 xbox nintendo
+    controller raid raids dlc expansion esports twitch fortnite minecraft rpg mmo""".split()
+)
+_LOUD = frozenset(
+    """gig gigs concert concerts festival festivals club clubs clubbing nightclub rave raves
+    band bands loud headphones""".split()
+)
+_SPICY = frozenset(
+    """spicy spice spices chilli chillies chili chilis curry curries vindaloo madras phaal
+    jalapeno jalapenos habanero sriracha sichuan szechuan""".split()
+)
+_RICH = frozenset(
+    """salt salty fried fry fries takeaway takeaways burger burgers bacon sausage sausages
+    steak steaks cheese butter cream kebab kebabs pastry pastries""".split()
+)
+_SOCIAL = frozenset(
+    """instagram tiktok facebook twitter snapchat post posts posting followers reels feed
+    scrolling selfie selfies influencer""".split()
+)
+_SCREENS = frozenset(
+    """screen screens laptop computer tv telly film films movie movies series binge cinema
+    netflix gaming phone""".split()
+)
 _SWEET = frozenset(
     """cake cakes dessert desserts sweets chocolate sugar biscuits cookies pastry pastries
     doughnut doughnuts donut donuts candy baking""".split()
@@ -819,7 +900,7 @@ _SWEET = frozenset(
 
 # What tells that a part of the body named with it is hurt ("my knee is in a brace").
 _INJURED = (
-    r"brace|crutches|cast|sprain|sprained|torn|tore|broke|broken|fracture|fractured|surgery"
+    r"brace|crutches|cast|sprain|sprained|torn|tore|broke|broken|fracture|fractured|surgery|disc"
     r"|op|operation|operated|injury|injured|injuries|hurt|physio|physiotherapy|replacement"
     r"|slipped|pulled|strapped|swollen|dislocated|ligament|tendon|tendonitis|arthritis"
     r"|sore|pain|painful|bad|gave out|gives out|knackered|issues|problems|recovering|rehab"
@@ -835,6 +916,7 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"|thumbs?|collarbone|rotator cuff)\b"), _ARM_SPORTS),
     ("giving up alcohol", re.compile(
         r"\b(?:teetotal|sober|sobriety|alcohol[- ]free|dry january|on the wagon"
+        r"|without (?:a |any )?(?:single )?(?:drink|drop|alcohol|booze)"
         r"|(?:stopped|quit|given up|gave up|giving up|cut out|off the|no more|no longer)"
         r" (?:drinking|drink|booze|alcohol)|(?:don't|do not|no longer) drink)\b"), _DRINKS),
     ("giving up caffeine", re.compile(
@@ -860,19 +942,44 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"|self-employed|my own boss)\b"), _WORK),
     ("a move", re.compile(
         r"\b(?:(?:moved|moving|relocated|relocating|emigrated|emigrating) (?:to|abroad|away"
-        r"|out|back|house|across)|new (?:flat|house|home|apartment|city|country))\b"), _HOME),
+        r"|out|back|house|across)|new (?:flat|house|home|apartment|city|country)"
+        r"|(?:swapped|traded|left) (?:the )?(?:city|town|high street|suburbs|big smoke|countryside) for"
+        r"|(?:live|living) in the (?:countryside|country|sticks|suburbs)|smallholding)\b"), _HOME),
     ("a break-up", re.compile(
         r"\b(?:(?:broke|broken|breaking|split|splitting) up|separated|divorced?|divorcing"
+        r"|(?:and i|we)(?:'re| are) (?:officially )?(?:over|finished|through)"
         r"|ended things|single again|widowed)\b"), _PARTNER),
     ("a new partner", re.compile(
         r"\b(?:got married|(?:got|just) engaged|moved in together|new (?:boyfriend|girlfriend"
-        r"|partner)|(?:started|been) (?:dating|seeing) (?:someone|a))\b"), _DATING),
+        r"|partner)|(?:started|been) (?:dating|seeing) (?:someone|a|[a-z]+ (?:for|since)))\b"), _DATING),
     ("giving up smoking", re.compile(
         r"\b(?:(?:stopped|quit|given up|gave up|giving up|off the) (?:smoking|cigarettes|fags"
         r"|vaping|the vape)|non-smoker|nicotine)\b"), _SMOKING),
     ("giving up the car", re.compile(
         r"\b(?:(?:sold|selling|got rid of|scrapped|wrote off|written off) (?:the|my|our) car"
-        r"|lost my licen[cs]e|stopped driving|(?:can't|cannot|not allowed to) drive)\b"), _DRIVING),
+        r"|lost my licen[cs]e|stopped driving|(?:can't|cannot|not allowed to) drive"
+        r"|(?:car|motorway) (?:crash|accident)|crashed (?:the|my|our) car|behind the wheel)\b"), _DRIVING),
+    ("failing eyesight", re.compile(
+        r"\b(?:eyesight|(?:losing|lost) my (?:sight|vision)|my (?:sight|vision) (?:is |has |'s )?(?:gone|going"
+        r"|failing|getting worse|got worse|deteriorat\w*)|optician|ophthalmologist|glaucoma|cataracts?|macular"
+        r"|partially sighted|registered blind|going blind)\b"), _DRIVING),
+    ("hearing loss", re.compile(
+        r"\b(?:tinnitus|hearing aids?|hearing loss|my hearing|audiologist|going deaf|deafness)\b"), _LOUD),
+    ("a stomach condition", re.compile(
+        r"\b(?:ibs|reflux|heartburn|gastritis|ulcers?|crohn's|colitis|(?:stomach|gut) (?:issues|problems"
+        r"|condition|trouble)|my (?:stomach|gut|digestion) (?:has |have |had |is |'s )?(?:turned on me|can't"
+        r"|cannot|won't|playing up|been bad|been awful|been terrible|gone))\b"),
+     _SPICY),
+    ("a heart condition", re.compile(
+        r"\b(?:heart attack|heart condition|cardiac|stents?|bypass|pacemaker|blood pressure"
+        r"|hypertension|cholesterol|statins|angina|arrhythmia)\b"), _RICH),
+    ("giving up gaming", re.compile(
+        r"\b(?:consoles?|playstation|ps4|ps5|xbox|nintendo|gaming|video ?games?|computer games?)\b"),
+     _GAMES),
+    ("migraines or a concussion", re.compile(
+        r"\b(?:migraines?|concussion|concussed|eye strain|screen time)\b"), _SCREENS),
+    ("leaving social media", re.compile(
+        r"\b(?:social media|instagram|tiktok|facebook|twitter|snapchat)\b"), _SOCIAL),
     ("going meat-free", re.compile(
         r"\b(?:vegan|vegetarian|veggie|plant-based|pescatarian|(?:stopped|quit|gave up"
         r"|given up|no more|cut out|off) (?:red )?meat)\b"), _MEAT),
@@ -881,7 +988,7 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"|off) dairy)\b"), _DAIRY),
     ("going gluten-free", re.compile(r"\b(?:coeliac|celiac|gluten)\b"), _GLUTEN),
     ("giving up sugar", re.compile(
-        r"\b(?:diabetes|diabetic|pre-?diabetic|blood sugar|(?:stopped|quit|gave up|given up"
+        r"\b(?:(?:pre-?)?diabet(?:es|ic)|prediabet(?:es|ic)|blood sugar|(?:stopped|quit|gave up|given up"
         r"|no more|cut out|off) (?:sugar|sweets|chocolate))\b"), _SWEET),
     ("an allergy to nuts", re.compile(
         r"\b(?:allergic|allergy|allergies|intolerant)\b.*\b(?:pea|hazel|wal)?nuts?\b"
@@ -901,7 +1008,7 @@ CHANGE_REACH_ANCHORS: Mapping[str, frozenset[str]] = {
          meniscus pelvis back"""),
         ("an injury of the arms", """wrist wrists elbow elbows shoulder shoulders arm arms hand hands
          finger fingers thumb thumbs collarbone rotator"""),
-        ("giving up alcohol", "teetotal sober sobriety alcohol dry wagon drinking drink booze"),
+        ("giving up alcohol", "teetotal sober sobriety alcohol dry wagon drinking drink booze drop"),
         ("giving up caffeine", "caffeine decaf coffee"),
         ("a pregnancy", "pregnant pregnancy expecting baby trimester"),
         ("a baby born", "baby son daughter twins little gave had newborn new became"),
@@ -909,16 +1016,27 @@ CHANGE_REACH_ANCHORS: Mapping[str, frozenset[str]] = {
          rabbit parrot"""),
         ("leaving a job", """notice resigned job laid redundant redundancy retired retirement career
          training retraining studying fired sacked left leaving freelance employed boss"""),
-        ("a move", "moved moving relocated relocating emigrated emigrating new"),
+        ("a move", """moved moving relocated relocating emigrated emigrating new swapped traded left
+         live living smallholding"""),
         ("a break-up", """broke broken breaking split splitting separated divorce divorced divorcing
-         ended single widowed"""),
+         ended single widowed over finished through"""),
         ("a new partner", "married engaged together new dating seeing"),
         ("giving up smoking", "smoking cigarettes fags vaping vape smoker nicotine"),
-        ("giving up the car", "car licence license driving drive"),
+        ("giving up the car", "car licence license driving drive motorway crashed wheel"),
+        ("failing eyesight", """eyesight sight vision optician ophthalmologist glaucoma cataract
+         cataracts macular sighted blind"""),
+        ("hearing loss", "tinnitus hearing audiologist deaf deafness"),
+        ("a stomach condition", "ibs reflux heartburn gastritis ulcer ulcers crohn's stomach gut digestion"),
+        ("a heart condition", """heart cardiac stent stents bypass pacemaker blood hypertension
+         cholesterol statins angina arrhythmia"""),
+        ("giving up gaming", """console consoles playstation ps4 ps5 xbox nintendo gaming video videogame
+         videogames computer"""),
+        ("migraines or a concussion", "migraine migraines concussion concussed eye screen"),
+        ("leaving social media", "social instagram tiktok facebook twitter snapchat"),
         ("going meat-free", "vegan vegetarian veggie plant pescatarian meat"),
         ("going dairy-free", "vegan lactose dairy"),
         ("going gluten-free", "coeliac celiac gluten"),
-        ("giving up sugar", "diabetes diabetic prediabetic pre blood sugar sweets chocolate"),
+        ("giving up sugar", "diabetes diabetic prediabetes prediabetic pre blood sugar sweets chocolate"),
         ("an allergy to nuts", "nut nuts peanut peanuts hazelnut hazelnuts walnut walnuts"),
         ("an allergy to seafood", "shellfish prawn prawns seafood"),
     )

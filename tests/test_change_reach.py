@@ -57,6 +57,23 @@ def _reaches(kinds: tuple[str, ...], statement: str) -> bool:
         ("I sold my car last month.", "giving up the car", "The drive to my parents' takes three hours."),
         ("Turns out I'm allergic to nuts.", "an allergy to nuts", "Satay is my go-to takeaway."),
         ("I found out I have a shellfish allergy.", "an allergy to seafood", "Nothing beats a bowl of mussels."),
+        ("The optician says my eyesight is too poor for night driving now.", "failing eyesight",
+         "I drive up to the lakes most weekends."),
+        ("I've had tinnitus for months and wear earplugs everywhere.", "hearing loss",
+         "Two gigs a month, minimum."),
+        ("My reflux is so bad I've had to change what I eat.", "a stomach condition",
+         "The hotter the chilli the better."),
+        ("I had a heart attack in June, so it's a new diet for me.", "a heart condition",
+         "A full fry-up with extra bacon on Sundays."),
+        ("Boxed up the Xbox and gave it to my nephew.", "giving up gaming",
+         "Online raids every Friday night."),
+        ("I deleted Instagram a month ago and feel calmer.", "leaving social media",
+         "I post a new reel every day."),
+        ("We traded the city for a cottage by the sea.", "a move", "The neighbourhood bakery knows my order."),
+        ("Four months without a drop and I sleep so much better.", "giving up alcohol",
+         "A bottle of wine on a Friday is tradition."),
+        ("Pulled my hamstring, three weeks in a walking boot.", "an injury of the legs or back",
+         "Parkrun every Saturday morning."),
     ],
 )
 def test_a_change_reaches_the_habit_its_kind_rules_out(change: str, kind: str, habit: str) -> None:
@@ -72,6 +89,8 @@ def test_a_change_reaches_the_habit_its_kind_rules_out(change: str, kind: str, h
         ("Tore a ligament in my knee, six weeks on crutches.", "I'm reading a novel about whalers."),
         ("I handed in my notice on Friday.", "The tomatoes in the greenhouse are ripening."),
         ("We moved to Leeds in the summer.", "My sister plays the cello."),
+        ("My reflux is so bad I've had to change what I eat.", "We play board games on Sundays."),
+        ("I deleted Instagram a month ago and feel calmer.", "I walk the dog before breakfast."),
     ],
 )
 def test_a_change_does_not_reach_what_its_kind_leaves_alone(change: str, unrelated: str) -> None:

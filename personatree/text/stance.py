@@ -189,8 +189,12 @@ _TIME_TOLD_RE = re.compile(
 )
 
 # Events in a family that change the speaker's own life too, whoever they befall:
-# "my dad passed away", "my wife is pregnant", "my mum was diagnosed with dementia".
-_FAMILY_EVENT_RE = re.compile(r"passed away|pregnant|gave birth|(?:had|welcomed) (?:a|an|our) |diagnosed")
+# "my dad passed away", "my wife is pregnant", "my mum was diagnosed with dementia", "our
+# daughter was born on Tuesday" (a birth told by the child's word opens the phrase).
+_FAMILY_EVENT_RE = re.compile(
+    r"passed away|pregnant|gave birth|(?:had|welcomed) (?:a|an|our) |diagnosed"
+    r"|(?:son|daughter|baby|twins|triplets|little|grandson|granddaughter|grandchild|firstborn) "
+)
 # A change another person made with the speaker as its object: "she broke up with me".
 _TO_SPEAKER_RE = re.compile(r" (?:with )?(?:me|us)\b")
 
