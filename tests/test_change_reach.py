@@ -192,6 +192,33 @@ def test_a_statement_that_reverses_the_habit_goes_before_a_later_one_its_kind_re
     assert update_chains(arr, no_cant, ["habit"], READS, texts=said) == {"stop": ["habit"]}
 
 
+def test_an_opposite_side_that_names_nothing_of_the_habit_goes_after_a_change_its_kind_reaches() -> None:
+    # "Rough week, the boiler packed in" is on the other side of the digging at a
+    # cosine past the flip floor, but names nothing of it; the slipped disc after it
+    # ends the digging by its kind and is tried first.
+    texts = {
+        "habit": "Spent Sunday digging over the vegetable beds.",
+        "rough": "Rough week, the boiler packed in again.",
+        "disc": "I've got a slipped disc, no bending for weeks.",
+    }
+    arr = LevelArrays(list(texts), np.array([[1, 0, 0], [0.4, 0.917, 0], [0, 0, 1]], np.float32),
+                      {x: i for i, x in enumerate(texts)})
+    gone = np.zeros(3, bool)
+    facts = LeafFacts(
+        np.array([0.0, 1.0, 2.0]), np.array([0, -1, 0], np.int8), np.array([False, False, True]), gone,
+        np.arange(3, dtype=np.int64), reach=reach_rows(arr, {"disc": reach_of(texts["disc"])}, gone),
+    )
+
+    def said(ids: Sequence[str]) -> list[str]:
+        return [texts[x] for x in ids]
+
+    assert update_chains(arr, facts, ["habit"], READS, texts=said) == {"disc": ["habit"]}
+    # Without the change that reaches it, the opposite side still updates the habit.
+    facts.gone[2] = True
+    no_disc = LeafFacts(facts.at, facts.side, facts.change, facts.gone, facts.session, reach=facts.reach)
+    assert update_chains(arr, no_disc, ["habit"], READS, texts=said) == {"rough": ["habit"]}
+
+
 # --------------------------------------------------------------------------------------
 # End to end
 # --------------------------------------------------------------------------------------

@@ -44,13 +44,14 @@ A later leaf that a judge read as changing ``x`` when it was inserted
 the rules above.
 
 Among the updates of ``x`` the newest wins (one that changes ``x`` by its words before
-one that only reaches it by its kind, before a mere later mention), and an update is
-followed through its own update (``recall.update_rounds`` steps): "no pets for us" →
-"maybe a cat one day" → "we adopted a kitten"; never through a link made by a kind
-alone, which would hide the statement that changes ``x`` in its own words. Pure apart from two caches kept with the state's
-version: per-row arrays of time, stance side, session and change flag with the rows
-each word is reached from, and each updater's neighbourhood among the statements
-said before it.
+one that only reaches it by its kind, before an opposite side that names nothing of
+``x``, before a mere later mention), and an update is followed through its own update
+(``recall.update_rounds`` steps): "no pets for us" → "maybe a cat one day" → "we
+adopted a kitten"; never through a link made by a kind alone, which would hide the
+statement that changes ``x`` in its own words. Pure apart from two caches kept with
+the state's version: per-row arrays of time, stance side, session and change flag with
+the rows each word is reached from, and each updater's neighbourhood among the
+statements said before it.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..specific import centred_cosines
+from ..text import content_lemmas, tokenize
 from ..text.reach import named_words, words_of
 from ..types import Level
 from .state import LevelArrays, RetrievalState
@@ -456,18 +458,25 @@ def _updates_once(
     # thing ("I go for a run before my shift") is on the side a later "I can't run at
     # the moment" reverses.
     opposite = (_group(facts.side[cand])[:, None] * _group(facts.side[rx])[None, :]) < 0
-    reads = (facts.change[cand][:, None] & (sims >= cfg.update_floor)) | (
-        opposite & (sims >= cfg.update_flip_floor)
-    )
+    changed = facts.change[cand][:, None] & (sims >= cfg.update_floor)
+    flips = opposite & (sims >= cfg.update_flip_floor)
+    reads = changed | flips
     # A change reaches what its kind rules out, however far apart in meaning: the
     # knee in a brace and the evening runs.
-    reach = _reaches(facts, cand, xs, texts) if texts is not None and facts.reach else None
+    said = texts(xs) if texts is not None and facts.reach else None
+    reach = _reaches(facts, cand, said) if said is not None else None
     # The order updates are tried in: a statement read as changing the candidate, then
     # one whose kind reaches it ("I can't run at the moment" before the later "I
-    # stopped hiking after my knee injury", for the runs), then any later mention.
-    tier = np.where(reads, 0, 2).astype(np.int8)
-    if reach is not None:
+    # stopped hiking after my knee injury", for the runs), then an opposite side that
+    # names nothing the candidate names, then any later mention.
+    tier = np.where(reads, 0, 3).astype(np.int8)
+    if reach is not None and said is not None and texts is not None:
         tier[reach & ~reads] = 1
+        # An opposite side is weaker evidence than a kind of change when it names
+        # nothing of the candidate: "had a wild week, the car broke down" is on the other
+        # side of "spent the weekend digging beds" at cosine 0.37, and the later slipped
+        # disc is what ends the digging. "I can't run at the moment" names the runs.
+        tier[_unnamed(flips & ~changed & ~reach, reach, cand, said, arr.ids, texts)] = 2
         reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
     # What a person says within one session is one scene told in order ("we stopped
@@ -527,15 +536,14 @@ def _updates_once(
     return out, by_kind
 
 
-def _reaches(
-    facts: LeafFacts, cand: np.ndarray, xs: list[str], texts: Callable[[Sequence[str]], list[str]]
-) -> np.ndarray | None:
+def _reaches(facts: LeafFacts, cand: np.ndarray, texts: Sequence[str]) -> np.ndarray | None:
     """Updaters × candidates: the updater is a change whose kind reaches the candidate.
 
-    ``None`` when none does. ``cand`` is sorted (rows of the leaf matrix).
+    ``None`` when none does. ``cand`` is sorted (rows of the leaf matrix); ``texts``
+    holds what each candidate says.
     """
     out: np.ndarray | None = None
-    for j, said in enumerate(texts(xs)):
+    for j, said in enumerate(texts):
         hits = [facts.reach[w] for w in named_words(said) if w in facts.reach]
         if not hits:
             continue
@@ -544,8 +552,33 @@ def _reaches(
         pos = pos[cand[pos] == rows]
         if pos.size:
             if out is None:
-                out = np.zeros((cand.size, len(xs)), dtype=bool)
+                out = np.zeros((cand.size, len(texts)), dtype=bool)
             out[pos, j] = True
+    return out
+
+
+def _unnamed(
+    flips: np.ndarray,
+    reach: np.ndarray,
+    cand: np.ndarray,
+    said: Sequence[str],
+    ids: Sequence[str],
+    texts: Callable[[Sequence[str]], list[str]],
+) -> np.ndarray:
+    """Updaters × candidates: an opposite side that shares no content word with the
+    candidate, in the columns where a change reaches the candidate by its kind (the
+    only ones where it matters which of the two goes first)."""
+    out = np.zeros_like(flips)
+    cols = np.flatnonzero(reach.any(axis=0) & flips.any(axis=0))
+    if not cols.size:
+        return out
+    rows = np.flatnonzero(flips[:, cols].any(axis=1))
+    said_by = texts([ids[int(cand[r])] for r in rows])
+    words = {r: content_lemmas(tokenize(t)) for r, t in zip(rows.tolist(), said_by)}
+    for j in cols.tolist():
+        own = content_lemmas(tokenize(said[j]))
+        for r in np.flatnonzero(flips[:, j]).tolist():
+            out[r, j] = own.isdisjoint(words[r])
     return out
 
 
@@ -555,7 +588,8 @@ def tried_first(
     """The first ``n`` of ``idx`` in the order an update is tried (pure).
 
     The lowest tier first (a statement read as changing the candidate, then one that
-    reaches it by its kind of change, then any later mention), then the newest, then
+    reaches it by its kind of change, then an opposite side naming nothing of it, then
+    any later mention), then the newest, then
     the closest: the order of ``idx[np.lexsort((-sims[idx], -at[idx], tier[idx]))]``,
     ties included. With the restate floor thousands of a user's statements may
     qualify for a candidate and only the first few are tried, so the rest is not
