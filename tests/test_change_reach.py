@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -163,6 +163,33 @@ def test_a_reaching_change_keeps_the_other_rules() -> None:
     assert update_chains(ARR, unread, ["habit"], READS, texts=_texts) == {}
 
 
+def _three(
+    texts: dict[str, str], second: tuple[float, float], sides: list[int], change: list[bool]
+) -> tuple[LevelArrays, LeafFacts, Callable[[Sequence[str]], list[str]]]:
+    # A habit, a statement at cosine ``second[0]`` with it, and a change orthogonal to
+    # both, said in that order in three sessions; the kinds read from the change.
+    arr = LevelArrays(list(texts), np.array([[1, 0, 0], [*second, 0], [0, 0, 1]], np.float32),
+                      {x: i for i, x in enumerate(texts)})
+    gone = np.zeros(3, bool)
+    last = list(texts)[2]
+    facts = LeafFacts(
+        np.array([0.0, 1.0, 2.0]), np.asarray(sides, np.int8), np.asarray(change, bool), gone,
+        np.arange(3, dtype=np.int64), reach=reach_rows(arr, {last: reach_of(texts[last])}, gone),
+    )
+
+    def said(ids: Sequence[str]) -> list[str]:
+        return [texts[x] for x in ids]
+
+    return arr, facts, said
+
+
+def _without(facts: LeafFacts, row: int) -> LeafFacts:
+    # The same facts with one row gone.
+    gone = facts.gone.copy()
+    gone[row] = True
+    return LeafFacts(facts.at, facts.side, facts.change, gone, facts.session, reach=facts.reach)
+
+
 def test_a_statement_that_reverses_the_habit_goes_before_a_later_one_its_kind_reaches() -> None:
     # "I can't run at the moment" reverses the runs directly (an opposite side, close
     # in meaning); the later "I stopped hiking after my knee injury" reaches them only
@@ -172,24 +199,12 @@ def test_a_statement_that_reverses_the_habit_goes_before_a_later_one_its_kind_re
         "cant": "I can't run at the moment.",
         "stop": "I stopped hiking after my knee injury.",
     }
-    arr = LevelArrays(list(texts), np.array([[1, 0, 0], [0.45, 0.893, 0], [0, 0, 1]], np.float32),
-                      {x: i for i, x in enumerate(texts)})
-    gone = np.zeros(3, bool)
-    facts = LeafFacts(
-        np.array([0.0, 1.0, 2.0]), np.array([0, -1, -1], np.int8), np.array([False, False, True]), gone,
-        np.arange(3, dtype=np.int64), reach=reach_rows(arr, {"stop": reach_of(texts["stop"])}, gone),
-    )
-
-    def said(ids: Sequence[str]) -> list[str]:
-        return [texts[x] for x in ids]
-
+    arr, facts, said = _three(texts, (0.45, 0.893), [0, -1, -1], [False, False, True])
     # The knee injury is the later word on "I can't run" in its turn, but the runs'
     # chain does not go through a link made by a kind of change alone.
     assert update_chains(arr, facts, ["habit"], READS, texts=said) == {"cant": ["habit"], "stop": ["cant"]}
     # Without the direct reversal, the change its kind reaches updates the runs.
-    facts.gone[1] = True
-    no_cant = LeafFacts(facts.at, facts.side, facts.change, facts.gone, facts.session, reach=facts.reach)
-    assert update_chains(arr, no_cant, ["habit"], READS, texts=said) == {"stop": ["habit"]}
+    assert update_chains(arr, _without(facts, 1), ["habit"], READS, texts=said) == {"stop": ["habit"]}
 
 
 def test_an_opposite_side_that_names_nothing_of_the_habit_goes_after_a_change_its_kind_reaches() -> None:
@@ -201,22 +216,10 @@ def test_an_opposite_side_that_names_nothing_of_the_habit_goes_after_a_change_it
         "rough": "Rough week, the boiler packed in again.",
         "disc": "I've got a slipped disc, no bending for weeks.",
     }
-    arr = LevelArrays(list(texts), np.array([[1, 0, 0], [0.4, 0.917, 0], [0, 0, 1]], np.float32),
-                      {x: i for i, x in enumerate(texts)})
-    gone = np.zeros(3, bool)
-    facts = LeafFacts(
-        np.array([0.0, 1.0, 2.0]), np.array([0, -1, 0], np.int8), np.array([False, False, True]), gone,
-        np.arange(3, dtype=np.int64), reach=reach_rows(arr, {"disc": reach_of(texts["disc"])}, gone),
-    )
-
-    def said(ids: Sequence[str]) -> list[str]:
-        return [texts[x] for x in ids]
-
+    arr, facts, said = _three(texts, (0.4, 0.917), [0, -1, 0], [False, False, True])
     assert update_chains(arr, facts, ["habit"], READS, texts=said) == {"disc": ["habit"]}
     # Without the change that reaches it, the opposite side still updates the habit.
-    facts.gone[2] = True
-    no_disc = LeafFacts(facts.at, facts.side, facts.change, facts.gone, facts.session, reach=facts.reach)
-    assert update_chains(arr, no_disc, ["habit"], READS, texts=said) == {"rough": ["habit"]}
+    assert update_chains(arr, _without(facts, 2), ["habit"], READS, texts=said) == {"rough": ["habit"]}
 
 
 # --------------------------------------------------------------------------------------
