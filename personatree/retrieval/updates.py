@@ -589,11 +589,10 @@ def tried_first(
 
     The lowest tier first (a statement read as changing the candidate, then one that
     reaches it by its kind of change, then an opposite side naming nothing of it, then
-    any later mention), then the newest, then
-    the closest: the order of ``idx[np.lexsort((-sims[idx], -at[idx], tier[idx]))]``,
-    ties included. With the restate floor thousands of a user's statements may
-    qualify for a candidate and only the first few are tried, so the rest is not
-    sorted.
+    any later mention), then the newest, then the closest: the order of
+    ``idx[np.lexsort((-sims[idx], -at[idx], tier[idx]))]``, ties included. With the
+    restate floor thousands of a user's statements may qualify for a candidate and
+    only the first few are tried, so the rest is not sorted.
 
     Parameters
     ----------
