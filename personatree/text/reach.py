@@ -5,7 +5,9 @@ sentence embedder ("my knee is in a brace for two months" and "I run along the r
 before work" sit near cosine 0.15), because the link between them is knowledge of the
 world, not shared words. :data:`~personatree.lexicons.CHANGE_REACH` holds a little of
 that knowledge for the changes people most often tell (an injury, giving up alcohol or
-caffeine, a pregnancy or a birth, a new pet, leaving a job, a move, a break-up, a diet);
+caffeine, a pregnancy or a birth, a new pet, leaving a job, a move, a break-up, a diet,
+failing eyesight or hearing, a stomach or heart condition, migraines, giving up
+gaming or social media);
 :func:`reach_of` reads which of them a change names, :func:`words_of` what they reach,
 and :func:`named_words` the words a statement names, to compare with them.
 """
