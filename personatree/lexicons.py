@@ -973,13 +973,19 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     ("a heart condition", re.compile(
         r"\b(?:heart attack|heart condition|cardiac|stents?|bypass|pacemaker|blood pressure"
         r"|hypertension|cholesterol|statins|angina|arrhythmia)\b"), _RICH),
+    # A habit given up, not a condition: the pattern names the giving up too, or every
+    # later line of a gamer that reads as a change ("gaming has brought me success, now
+    # I make a living at it") would reach all their talk of games.
     ("giving up gaming", re.compile(
-        r"\b(?:consoles?|playstation|ps4|ps5|xbox|nintendo|gaming|video ?games?|computer games?)\b"),
-     _GAMES),
+        r"\b(?:unplugged|sold|boxed up|gave away|given away|got rid of|deleted|uninstalled|quit|gave up"
+        r"|given up|giving up|stopped|no more|packed in) (?:\w+ ){0,2}(?:consoles?|playstation|ps4|ps5|xbox"
+        r"|nintendo|gaming|video ?games?|computer games?|games)\b"), _GAMES),
     ("migraines or a concussion", re.compile(
         r"\b(?:migraines?|concussion|concussed|eye strain|screen time)\b"), _SCREENS),
     ("leaving social media", re.compile(
-        r"\b(?:social media|instagram|tiktok|facebook|twitter|snapchat)\b"), _SOCIAL),
+        r"\b(?:deleted|quit|left|came off|come off|got off|off|uninstalled|deactivated|closed|no more"
+        r"|done with|a break from) (?:\w+ ){0,2}(?:social media|instagram|tiktok|facebook|twitter|snapchat)\b"),
+     _SOCIAL),
     ("going meat-free", re.compile(
         r"\b(?:vegan|vegetarian|veggie|plant-based|pescatarian|(?:stopped|quit|gave up"
         r"|given up|no more|cut out|off) (?:red )?meat)\b"), _MEAT),
@@ -1030,7 +1036,7 @@ CHANGE_REACH_ANCHORS: Mapping[str, frozenset[str]] = {
         ("a heart condition", """heart cardiac stent stents bypass pacemaker blood hypertension
          cholesterol statins angina arrhythmia"""),
         ("giving up gaming", """console consoles playstation ps4 ps5 xbox nintendo gaming video videogame
-         videogames computer"""),
+         videogames computer games"""),
         ("migraines or a concussion", "migraine migraines concussion concussed eye screen"),
         ("leaving social media", "social instagram tiktok facebook twitter snapchat"),
         ("going meat-free", "vegan vegetarian veggie plant pescatarian meat"),

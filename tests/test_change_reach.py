@@ -102,6 +102,16 @@ def test_a_change_of_no_known_kind_reaches_nothing() -> None:
     assert words_of(()) == frozenset()
 
 
+def test_a_habit_given_up_needs_the_giving_up_in_its_words() -> None:
+    # A gamer's news read as a change by its "now" gives up nothing: it must not reach
+    # every earlier line about games.
+    news = "Gaming pays the rent now, I went full time in May."
+    assert is_change(news, stance_label(news))
+    assert "giving up gaming" not in reach_of(news)
+    assert "leaving social media" not in reach_of("I post on Instagram a lot more these days.")
+    assert "giving up gaming" in reach_of("Sold the PlayStation, I'm done with it.")
+
+
 def test_a_possessive_names_its_noun() -> None:
     assert "team" in named_words("The team's kit is new.")
     assert "kit" in named_words("The team's kit is new.")
