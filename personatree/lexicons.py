@@ -570,7 +570,8 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     # An event of the body, and a diet it brings: "I had a heart attack in June",
     # "I've had to change what I eat", "a new diet for me".
     r"(?:had|suffered) (?:a|my) (?:\w+ )?(?:heart attack|stroke|seizure|miscarriage|breakdown)|"
-    r"(?:had|have) to change (?:my|what|how)|new diet|"
+    r"(?:had|have) to change (?:my (?:diet|lifestyle|routine|habits)|what i eat|how i eat|the way i (?:eat|live))|"
+    r"new diet|"
     r"(?:i'm|i am|i was|been) (?:\w+ )?off work|signed off (?:work|sick)|"
     r"on (?:sick|maternity|paternity|parental|medical) leave|"
     r"put (?:me|us) on (?:\w+ ){0,3}?(?:tablets|pills|medication|meds|insulin|antidepressants|statins|"
@@ -603,7 +604,8 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     # Someone new, or a couple ended: "I've been seeing Ana for three months", "Mark and I
     # are officially finished", "the papers were signed".
     r"(?:i've|i have|i've been|i'm|i am|started|been) (?:dating|seeing) (?:someone|somebody|a guy|a girl|"
-    r"a man|a woman|[a-z]+ (?:for|since)\b)|"
+    r"a man|a woman)|been (?:dating|seeing) [a-z]+ (?:for|since) (?:\w+ ){0,2}(?:weeks|months|years|a while|"
+    r"christmas|spring|summer|autumn|winter)\b|"
     r"(?:and i|we)(?:'re| are) (?:officially |well and truly )?(?:over|finished|through)\b(?! with)|"
     r"(?:divorce )?papers (?:were |are |have been |got )?signed|"
     r"removal (?:van|lorry|men|truck)|first night in (?:the |our |my )?new|"
@@ -635,7 +637,7 @@ CHANGE_OF_STATE_RE: re.Pattern[str] = re.compile(
     r"(?:deleted|sold|got rid of|gave away|given away) (?:all )?(?:of )?(?:my|our)|"
     # Apps and screens left: "I deleted Instagram", "came off social media", "boxed up the Xbox".
     r"(?:deleted|quit|left|came off|come off|got off) (?:social media|instagram|facebook|tiktok|twitter|snapchat|"
-    r"all the apps|the apps?)\b|boxed up (?:the|my|our)|gave (?:it|them) (?:all )?away|"
+    r"all the apps)\b|boxed up (?:the|my|our)|gave (?:it|them) (?:all )?away|"
     r"(?:sold|got rid of) the (?:[\w-]+ )?(?:car|house|flat|boat|sailboat|yacht|bike|motorbike|van|piano|"
     r"business|shop|caravan|camper|horse|allotment)\b|"
     # A home bought or taken, a contract signed: a move, a new job.
@@ -951,7 +953,8 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"|ended things|single again|widowed)\b"), _PARTNER),
     ("a new partner", re.compile(
         r"\b(?:got married|(?:got|just) engaged|moved in together|new (?:boyfriend|girlfriend"
-        r"|partner)|(?:started|been) (?:dating|seeing) (?:someone|a|[a-z]+ (?:for|since)))\b"), _DATING),
+        r"|partner)|(?:started|been) (?:dating|seeing) (?:someone|a)"
+        r"|been (?:dating|seeing) [a-z]+ (?:for|since) (?:\w+ ){0,2}(?:weeks|months|years|a while))\b"), _DATING),
     ("giving up smoking", re.compile(
         r"\b(?:(?:stopped|quit|given up|gave up|giving up|off the) (?:smoking|cigarettes|fags"
         r"|vaping|the vape)|non-smoker|nicotine)\b"), _SMOKING),

@@ -171,6 +171,10 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("The audiologist warned me off loud bars.", True),
         ("Salsa has lost its appeal for me since the studio moved.", True),
         ("The novelty of the rowing machine wore off by March.", True),
+        ("I've been seeing Tom for six months now and it's serious.", True),
+        ("I'm seeing friends for dinner on Friday.", False),
+        ("I had to change my password again today.", False),
+        ("I left the app running all night by mistake.", False),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:
