@@ -977,8 +977,8 @@ CHANGE_REACH: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
         r"\b(?:heart attack|heart condition|cardiac|stents?|bypass|pacemaker|blood pressure"
         r"|hypertension|cholesterol|statins|angina|arrhythmia)\b"), _RICH),
     # A habit given up, not a condition: the pattern names the giving up too, or every
-    # later line of a gamer that reads as a change ("gaming has brought me success, now
-    # I make a living at it") would reach all their talk of games.
+    # later line of a gamer that reads as a change ("streaming pays my rent now") would
+    # reach all their talk of games.
     ("giving up gaming", re.compile(
         r"\b(?:unplugged|sold|boxed up|gave away|given away|got rid of|deleted|uninstalled|quit|gave up"
         r"|given up|giving up|stopped|no more|packed in) (?:\w+ ){0,2}(?:consoles?|playstation|ps4|ps5|xbox"

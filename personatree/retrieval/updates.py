@@ -473,9 +473,10 @@ def _updates_once(
     if reach is not None and said is not None and texts is not None:
         tier[reach & ~reads] = 1
         # An opposite side is weaker evidence than a kind of change when it names
-        # nothing of the candidate: "had a wild week, the car broke down" is on the other
-        # side of "spent the weekend digging beds" at cosine 0.37, and the later slipped
-        # disc is what ends the digging. "I can't run at the moment" names the runs.
+        # nothing of the candidate: "a rough week, the boiler packed in" can be on the
+        # other side of "spent the weekend digging beds" past the flip floor, and the
+        # later slipped disc is what ends the digging. "I can't run at the moment"
+        # names the runs.
         tier[_unnamed(flips & ~changed & ~reach, reach, cand, said, arr.ids, texts)] = 2
         reads |= reach
     ok &= reads if restate is None else reads | (sims >= restate)
