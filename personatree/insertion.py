@@ -38,7 +38,7 @@ from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
 from .stance import guard_psi, latest_change, node_stance
-from .text import about_listener, content_lemmas, stance_reading, strip_summary_suffix, tokenize
+from .text import about_listener, share_a_topic, stance_reading, strip_summary_suffix
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
 __all__ = [
@@ -208,7 +208,7 @@ def names_topic(leaf: Node, mid: Node) -> bool:
     """
     topic = mid.attributes.get("topic") if mid.attributes else None
     text = topic if isinstance(topic, str) and topic.strip() else strip_summary_suffix(mid.content)
-    return not content_lemmas(tokenize(text)).isdisjoint(content_lemmas(tokenize(leaf.content)))
+    return share_a_topic(text, leaf.content)
 
 
 def refresh_change(graph: MemoryGraph, mid_id: str) -> bool:

@@ -28,7 +28,7 @@ from ..config import RecallConfig
 from ..ports import TokenCounter
 from ..schema import SchemaRegistry
 from ..stance import node_stance, opposed
-from ..text import content_lemmas, tells_the_past, to_listener, tokenize
+from ..text import share_a_topic, tells_the_past, to_listener
 from ..timeline import Timeline, shown_logit
 from ..types import Level, Node
 from .changes import Carry, carry_of
@@ -326,7 +326,7 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
         flipped = opposed(node_stance(n), node_stance(later))
         if flipped and later.id not in state.dispositions:
             return False
-        if not _share_a_topic(n.content, later.content):
+        if not share_a_topic(n.content, later.content):
             return False
     if any(to_listener(x.content) or tells_the_past(x.content) for x in (n, later)):
         return False
@@ -336,11 +336,6 @@ def _tells_change_of_mind(ctx: RecallContext, n: Node) -> bool:
 def _judged_change(later: Node, earlier_id: str) -> bool:
     """Whether a judge read ``later`` as changing the statement ``earlier_id``."""
     return earlier_id in links_of(later)
-
-
-def _share_a_topic(a: str, b: str) -> bool:
-    """Whether two statements share a content word (by lemma)."""
-    return not content_lemmas(tokenize(a)).isdisjoint(content_lemmas(tokenize(b)))
 
 
 def changes_what_it_updates(ctx: RecallContext, update_id: str) -> bool:

@@ -63,7 +63,7 @@ import numpy as np
 
 from ..config import RecallConfig
 from ..specific import centred_cosines
-from ..text import content_lemmas, tokenize
+from ..text import share_a_topic
 from ..text.reach import named_words, words_of
 from ..types import Level
 from .state import LevelArrays, RetrievalState
@@ -574,12 +574,10 @@ def _unnamed(
     if not cols.size:
         return out
     rows = np.flatnonzero(flips[:, cols].any(axis=1))
-    said_by = texts([ids[int(cand[r])] for r in rows])
-    words = {r: content_lemmas(tokenize(t)) for r, t in zip(rows.tolist(), said_by)}
+    said_by = dict(zip(rows.tolist(), texts([ids[int(cand[r])] for r in rows])))
     for j in cols.tolist():
-        own = content_lemmas(tokenize(said[j]))
         for r in np.flatnonzero(flips[:, j]).tolist():
-            out[r, j] = own.isdisjoint(words[r])
+            out[r, j] = not share_a_topic(said[j], said_by[r])
     return out
 
 

@@ -74,7 +74,7 @@ from .stance import (
     stance_reading,
 )
 from .tokens import has_first_person, lemma, normalize, tokenize
-from .topic import can_head, can_name, content_lemmas, key_topic
+from .topic import can_head, can_name, content_lemmas, key_topic, share_a_topic
 
 __all__ = [
     "Stance",
@@ -92,6 +92,7 @@ __all__ = [
     "can_head",
     "can_name",
     "content_lemmas",
+    "share_a_topic",
     "has_first_person",
     "is_request",
     "is_change",

@@ -8,10 +8,10 @@ the phrase a leaf is filed under and the lemmas two statements share agree.
 from __future__ import annotations
 
 from ..lexicons import NOT_NAMING, TOPIC_SKIP
-from .tokens import lemma
+from .tokens import lemma, tokenize
 from .word_class import noun_reading
 
-__all__ = ["key_topic", "content_lemmas", "can_head", "can_name"]
+__all__ = ["key_topic", "content_lemmas", "share_a_topic", "can_head", "can_name"]
 
 
 
@@ -101,6 +101,21 @@ def content_lemmas(tokens: list[str]) -> frozenset[str]:
         The lemmas (:func:`~personatree.text.lemma`), without repeats.
     """
     return frozenset(lemma(t) for t in tokens if _is_content(t))
+
+
+def share_a_topic(a: str, b: str) -> bool:
+    """Whether two statements share a content word, by lemma (pure).
+
+    Parameters
+    ----------
+    a, b : str
+        The two statements.
+
+    Returns
+    -------
+    bool
+    """
+    return not content_lemmas(tokenize(a)).isdisjoint(content_lemmas(tokenize(b)))
 
 
 def can_name(word: str) -> bool:
