@@ -1,7 +1,8 @@
 """The cyclic garbage collector paused while many long-lived objects are made.
 
 Decoding a stored tree, a snapshot or a Redis entry allocates hundreds of thousands
-of small objects that all stay alive. Every allocation threshold crossed starts a
+of small objects that all stay alive; ingesting a batch makes tens of thousands that
+the tree keeps or reference counting frees. Every allocation threshold crossed starts a
 collection that walks them all and finds no garbage (about half the time of a large
 load). Pausing the collector for the block and resuming it after changes nothing
 else: nothing is frozen, and the application's objects are collected as usual.

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .change_links import archived_block, link_changes
+from .collector import paused_gc
 from .engine.core import Engine
 from .errors import InputError
 from .graph import MemoryGraph
@@ -78,12 +79,20 @@ def observe_many(
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise InputError("batch_size must be a positive integer")
-    observations = _observations(engine, user_id, list(ensure_iterable(interactions, "interactions")))
+    # Checking the input and each chunk make tens of thousands of objects
+    # (observations, drafts, leaves, rows) that reference counting frees or the tree
+    # keeps: the collections their count would start (some of them over the whole
+    # heap) find almost nothing to free. The young generation is collected after each
+    # step, so a long import still collects.
+    with paused_gc(collect_after=True):
+        items = list(ensure_iterable(interactions, "interactions"))
+        observations = _observations(engine, user_id, items)
     reports: list[InsertReport] = []
     done = 0
     for start in range(0, len(observations), batch_size):
         chunk = observations[start : start + batch_size]
-        reports.extend(_observe_chunk(engine, user_id, chunk))
+        with paused_gc(collect_after=True):
+            reports.extend(_observe_chunk(engine, user_id, chunk))
         done += len(chunk)
         if progress is not None:
             progress(done)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from datetime import timedelta
 
@@ -61,6 +62,32 @@ def test_observe_many_batches_and_keeps_order(tree) -> None:
     assert [o.id for o in obs] == [r.observation_id for r in reports]
     hits = tree.search("ana", "museum in Paris", k=3)
     assert len(hits) == 3 and all("museum" in h.content for h in hits)
+
+
+def test_observe_many_pauses_the_collector_per_step_and_leaves_it_on(tree) -> None:
+    tree.observe("ana", say("I like tea."), at=T0)  # the judge and the store are built
+    line = "I walked to the harbour {} times with my dog Rex, who loves the gulls."
+    items = [{"messages": say(line.format(i)), "at": T0 + timedelta(hours=i + 1)} for i in range(200)]
+    started: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        tree.observe_many("ana", items, batch_size=50)
+    finally:
+        gc.callbacks.remove(count)
+    assert gc.isenabled() and tree.stats("ana")["observations"] == 201
+    # Only the young collection after checking the input and after each of the four
+    # chunks: none started by the objects the import makes.
+    assert started == [0] * 5
+    bad = [{"messages": say("I like coffee.")}, {"messages": [{"role": "user", "content": ""}]}]
+    with pytest.raises(MessageError):
+        tree.observe_many("ana", bad)
+    assert gc.isenabled()
 
 
 def test_unknown_ids_are_typed_errors(tree) -> None:
