@@ -249,6 +249,28 @@ def test_explain_profile_view_export(sample_store: tuple[str, str], tmp_path: Pa
     assert data["format"] == "personatree.export/1"
 
 
+def test_the_profile_lists_what_the_block_says_a_changed_claim_included(sample_store: tuple[str, str]) -> None:
+    store, user = sample_store
+    two = json.loads(run("profile", user, "--store", store, "--json", "--limit", "2").stdout)["lines"]
+    assert [x["section"] for x in two].count("claims") == 2  # as many claims as asked
+    block = json.loads(run("profile", user, "--store", store, "--json", "--limit", "3").stdout)
+    lines = block["lines"]
+    sections = [x["section"] for x in lines]
+    assert sections == sorted(sections) and sections.count("claims") == 3  # claims first
+    # Every line is the block's own, so the hiking pattern reads as changed (its stored
+    # text alone says she loves hiking), with the confidence the block shows, and the
+    # statement that changed it is quoted among the claims.
+    assert all(x["content"] in block["text"] for x in lines)
+    hike = next(x for x in lines if x["node_id"] == "mid_hike")
+    assert "changed 2024-06-22" in hike["content"] and f"{hike['confidence']:.2f}" in hike["content"]
+    assert any("stopped hiking" in x["content"] for x in lines if x["section"] == "claims")
+    # The recent statements are all listed, the latest included, whatever --limit says.
+    recent = [x for x in lines if x["section"] == "recent"]
+    assert recent and any("guesthouse in Porto" in x["content"] for x in recent)
+    table = run("profile", user, "--store", store, "--limit", "3").stdout
+    assert "changed" in table and "guesthouse in" in table
+
+
 @pytest.mark.slow  # the first recall loads the tokenizer; consolidation runs a full pass
 def test_recall_and_consolidate_commands(sample_store: tuple[str, str]) -> None:
     store, user = sample_store

@@ -40,10 +40,11 @@ def profile(
         if block.note:
             err_console.print(f"[dim]note: {escape(block.note)}[/]", highlight=False)
         if block.lines:
-            t = Table("level", "type", "conf", "+/-", "claim", title=f"profile of {escape(user)}")
-            for x in block.lines:
+            t = Table("level", "type", "conf", "+/-", "line", title=f"profile of {escape(user)}")
+            for x, after in zip(block.lines, [*block.lines[1:], None]):
+                # A rule between the claims and the recent statements, as the block has headers.
                 t.add_row(x.level, x.schema_type, f"{x.confidence:.2f}", f"+{x.n_support}/-{x.n_conflict}",
-                          escape(x.content))
+                          escape(x.content), end_section=after is not None and after.section != x.section)
             console.print(t)
         elif block.text:
             console.print(block.text, highlight=False, markup=False)

@@ -19,7 +19,21 @@ __all__ = ["ProfileBlock", "ProfileLine", "profile_block"]
 
 @dataclass(frozen=True, slots=True)
 class ProfileLine:
-    """One claim or pattern in the block."""
+    """One line of the block: a claim or pattern, or a recent statement.
+
+    Attributes
+    ----------
+    node_id, level, schema_type : str
+    content : str
+        What the block says of the node: for the tiered profile its rendered line (a
+        changed claim reads ``now: "<latest statement>"; before: <claim>``), else the
+        claim's text.
+    confidence : float
+        As the block shows it (a changed claim's is the belief it still holds).
+    n_support, n_conflict : int
+    section : str
+        ``"claims"`` or ``"recent"`` (the tiered profile's verbatim recent statements).
+    """
 
     node_id: str
     level: str
@@ -28,6 +42,7 @@ class ProfileLine:
     confidence: float
     n_support: int
     n_conflict: int
+    section: str = "claims"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +75,8 @@ class ProfileBlock:
             "user_id": self.user_id, "text": self.text, "source": self.source, "note": self.note,
             "lines": [
                 {"node_id": x.node_id, "level": x.level, "schema_type": x.schema_type, "content": x.content,
-                 "confidence": round(x.confidence, 4), "n_support": x.n_support, "n_conflict": x.n_conflict}
+                 "confidence": round(x.confidence, 4), "n_support": x.n_support, "n_conflict": x.n_conflict,
+                 "section": x.section}
                 for x in self.lines
             ],
         }
@@ -74,7 +90,9 @@ def profile_block(tree: Any, user_id: str, *, limit: int = 12) -> ProfileBlock:
     tree : PersonaTree
     user_id : str
     limit : int
-        Most lines in the fallback block (roots first, then mids).
+        Most claims and patterns listed in ``lines`` (roots first, then mids). The
+        tiered profile's recent statements are all listed: its token budget bounds
+        them, and they are what a changed claim's latest word is read against.
 
     Returns
     -------
@@ -93,12 +111,18 @@ def profile_block(tree: Any, user_id: str, *, limit: int = 12) -> ProfileBlock:
     fn = getattr(tree, "profile", None)
     if callable(fn):
         out = fn(user_id)
-        now = tree.clock.now()
         tiered: list[ProfileLine] = []
-        for item in getattr(out, "items", ())[:limit]:
+        claims = 0
+        for item in getattr(out, "items", ()):
+            if item.section == "claims":
+                claims += 1
+                if claims > limit:
+                    continue
             n = tree.node(user_id, item.node_id)
-            tiered.append(ProfileLine(n.id, n.level.value, n.schema_type, n.content,
-                                      node_confidence(n, tree.registry, now), n.n_support, n.n_conflict))
+            # The line and confidence the block shows: a claim's stored text alone would
+            # hide that the person changed their mind since.
+            tiered.append(ProfileLine(n.id, n.level.value, n.schema_type, item.line, item.confidence,
+                                      n.n_support, n.n_conflict, item.section))
         return ProfileBlock(user_id, str(getattr(out, "text", out)), tuple(tiered), "tree.profile")
     now = tree.clock.now()
     lines: list[ProfileLine] = []
