@@ -235,3 +235,17 @@ def test_page_needs_no_network(page: Path) -> None:
     # Stored text cannot close the data block early.
     payload = html.split('<script id="pt-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     assert json.loads(payload)["user"] == "maya"
+
+
+def test_a_changed_pattern_reads_current_state_first(browser: Chromium, page: Path) -> None:
+    payload = page.read_text().split('<script id="pt-data" type="application/json">', 1)[1].split("</script>", 1)[0]
+    nodes = json.loads(payload)["nodes"]
+    hike, calm = nodes["mid_hike"], nodes["mid_quiet"]
+    assert hike["changed"] == "2024-06-22T11:10:00+00:00" and "stopped hiking" in nodes[hike["now"]]["content"]
+    assert calm["changed"] is None and calm["now"] is None
+    # Its stored text says she loves hiking; the card says what changed, first.
+    browser.goto(page.resolve().as_uri())
+    card = browser.js("document.querySelector('.card[data-id=\"mid_hike\"]').innerText")
+    assert "changed 2024-06-22" in card
+    assert card.index("now:") < card.index("stopped hiking") < card.index("before:") < card.index("Loves hiking")
+    assert "now:" not in browser.js("document.querySelector('.card[data-id=\"mid_quiet\"]').innerText")

@@ -12,8 +12,9 @@ from typing import Any
 
 from ..export_format import encode_time
 from ..graph import MemoryGraph
-from ..render import node_confidence
+from ..render import shown_confidence
 from ..schema import SchemaRegistry
+from ..timeline import node_timeline
 from ..types import EdgeKind, Level, Node, Observation
 
 __all__ = ["view_payload"]
@@ -26,13 +27,18 @@ MAX_MESSAGE_CHARS = 1200
 def _node_json(
     graph: MemoryGraph, n: Node, registry: SchemaRegistry, now: datetime, conflicts_with: list[str]
 ) -> dict[str, Any]:
-    conf = node_confidence(n, registry, now)
+    # A pattern whose latest evidence reverses it is shown as changed, with the belief
+    # it still holds and the statement that changed it, as recall and the profile show it.
+    tl = node_timeline(graph, n.id) if n.level is not Level.LEAF else None
+    changed = tl is not None and tl.changed
     return {
         "id": n.id,
         "level": n.level.value,
         "type": n.schema_type,
         "content": n.content,
-        "conf": round(conf, 4),
+        "conf": round(shown_confidence(n, registry, now, tl), 4),
+        "changed": encode_time(tl.since) if changed and tl is not None and tl.since is not None else None,
+        "now": tl.latest_conflict if changed and tl is not None and tl.latest_conflict in graph else None,
         "n_support": n.n_support,
         "n_conflict": n.n_conflict,
         "t_first": encode_time(n.t_first),

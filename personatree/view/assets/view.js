@@ -38,6 +38,11 @@
     return ids.slice().sort(function (a, b) { return (N[b].conf - N[a].conf) || (N[b].n_support - N[a].n_support); });
   }
   function isOpen(id) { return expanded[id] === undefined ? openByDefault : expanded[id]; }
+  // A changed pattern reads current state first, as recall and the profile read it.
+  function shownText(n) {
+    if (!n.changed) return n.content;
+    return (n.now && N[n.now] ? "now: \u201c" + N[n.now].content + "\u201d; " : "") + "before: " + n.content;
+  }
 
   // ---- cards -------------------------------------------------------------------
   function card(id, x, y, h) {
@@ -47,7 +52,7 @@
     c.dataset.level = n.level;
     c.tabIndex = 0;
     c.setAttribute("role", "button");
-    c.setAttribute("aria-label", n.level + " " + n.type + ": " + n.content);
+    c.setAttribute("aria-label", n.level + " " + n.type + ": " + shownText(n));
     c.style.left = x + "px"; c.style.top = y + "px"; c.style.width = W + "px"; c.style.height = h + "px";
     // Confidence shows twice: as opacity of the whole card and as the size of its dot.
     c.style.opacity = String(0.42 + 0.58 * n.conf);
@@ -62,9 +67,10 @@
     } else {
       top.appendChild(el("span", "when", day(n.t_first)));
     }
+    if (n.changed) top.appendChild(el("span", "bad", "changed " + day(n.changed)));
     top.appendChild(el("span", "conf", pct(n.conf)));
     c.appendChild(top);
-    c.appendChild(el("div", "text", n.content));
+    c.appendChild(el("div", "text", shownText(n)));
     if (n.level === "mid" && (n.children.length || n.conflicts.length)) {
       var t = el("button", "toggle");
       t.type = "button";
@@ -314,6 +320,7 @@
     var facts = el("dl", "facts");
     function fact(k, v) { facts.appendChild(el("dt", null, k)); facts.appendChild(el("dd", null, v)); }
     fact("confidence", pct(n.conf) + " (read " + day(D.generated) + ")");
+    if (n.changed) fact("changed", day(n.changed) + (n.now && N[n.now] ? ": " + N[n.now].content : ""));
     if (n.level !== "leaf") fact("evidence", "+" + n.n_support + " supporting, \u2212" + n.n_conflict + " conflicting");
     fact("first seen", day(n.t_first));
     fact("last seen", day(n.t_last));
