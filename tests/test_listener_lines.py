@@ -31,6 +31,7 @@ LISTENER = [
     "I love how your sourdough bread came out, it looks perfect!",
     "I love that you bake bread every weekend too.",
     "I bet your sourdough bread tastes great fresh from the oven.",
+    "Keep up the great baking, those loaves look amazing!",
 ]
 #: The history as it was said: two of the person's lines, then one about the listener.
 MIXED = OWN[:2] + LISTENER[:1] + OWN[2:4] + LISTENER[1:2] + OWN[4:] + LISTENER[2:]
@@ -47,6 +48,20 @@ MIXED = OWN[:2] + LISTENER[:1] + OWN[2:4] + LISTENER[1:2] + OWN[4:] + LISTENER[2
         ("Lucky you, a whole week by the sea!", True),
         ("Make sure you drink enough water on the climb.", True),
         ("Hiking looks like a great way for you to unwind.", True),
+        # Cheers, wishes and advice with the listener left unsaid.
+        ("Congrats on the new flat, Priya!", True),
+        ("Keep at it, the finish line is close!", True),
+        ("Go Sam!", True),
+        ("Have fun at the gig tonight.", True),
+        ("Chase those dreams, mate!", True),
+        ("Good luck with the interview.", True),
+        ("Don't give up on the novel!", True),
+        # ... but the speaker's own news, with the "I" dropped or said.
+        ("Went for a long swim after work.", False),
+        ("Love this time of year.", False),
+        ("Keep going, I tell myself every mile.", False),
+        ("Let's keep chasing our dreams together!", False),
+        ("Going to the climbing wall twice a week now.", False),
         # The speaker tells something of their own as well.
         ("I know you love jazz, I do too.", False),
         ("You know I love a long walk on the beach.", False),

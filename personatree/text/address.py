@@ -109,6 +109,22 @@ _GRATITUDE_RE = re.compile(
     r"(?:appreciate|appreciated|thanks|thank you|thx|thankful|grateful)\b"
 )
 
+# Cheers, wishes and advice said to the listener, with the subject (the listener) left
+# out: "Congrats on the new shop!", "Keep at it!", "Chase those dreams, mate!", "Have
+# fun at the gig!", "Go Sam!". Without a word of the speaker's own they tell nothing of
+# the speaker. Verbs that chat also uses for the speaker's own news with "I" dropped
+# ("Love this song", "Went for a run") are not in the list.
+_CHEER_RE = re.compile(
+    r"^\W*(?:(?:oh|aw+|wow|hey|yeah|yes|and|so|just|now|well)\W+)*"
+    r"(?:congrats|congratulations|kudos|way to go|well done|good luck|best of luck|fingers crossed for|"
+    r"go for it|go get|go,? [^\W\d_][\w'-]*\W*$|hang in there|keep (?:it up|up the|going|pushing|at it|"
+    r"chasing|rocking|shining|smiling|dreaming|dancing|believing|working)|"
+    r"chase (?:those|your|the)|believe in|take care|stay (?:strong|positive|safe|focused|motivated)|"
+    r"have (?:fun|a blast|a great|a good|a nice|a wonderful|a safe)|enjoy (?:your|it|every)|"
+    r"don't (?:forget|give up|let|stop|be)|never (?:give up|stop)|remember to|make sure (?:to|you)|"
+    r"try (?:to|not)|treat yourself|be proud|be kind)"
+    r"(?![\w'-])"
+)
 
 # Consolidation asks again of every orphan at every pass; the answer depends on the text only.
 @lru_cache(maxsize=1 << 16)
@@ -119,7 +135,9 @@ def about_listener(sentence: str) -> bool:
     stance of the speaker's in an idiom, and the speaker is either absent ("Cool that
     you kept the old bike", "Your garden looks amazing") or there only to judge,
     wish or guess something of the listener ("I love how your garden turned out",
-    "I'm so proud of you", "I bet you'll ace it"). A sentence in which the speaker
+    "I'm so proud of you", "I bet you'll ace it"). So is a cheer, wish or piece of
+    advice with the listener left unsaid and no word of the speaker's ("Congrats on
+    the new shop!", "Keep at it!", "Go Sam!"). A sentence in which the speaker
     also tells something of their own ("I know you love jazz, I do too") is the
     speaker's, and so are thanks with or without a subject ("Appreciate your help")
     and a line that only calls the listener by name ("Back from the coast, Jo!"),
@@ -138,7 +156,7 @@ def about_listener(sentence: str) -> bool:
         return False
     low = _DISCOURSE_YOU_RE.sub(" ", low)
     if SECOND_PERSON.isdisjoint(tokenize(low)):
-        return False
+        return _CHEER_RE.search(low) is not None and not has_first_person(tokenize(low))
     if STANCE_PHRASE_POS_RE.search(low) is not None or STANCE_PHRASE_NEG_RE.search(low) is not None:
         # "You can't beat a long swim": a generic "you" around the speaker's own taste.
         return False
