@@ -30,15 +30,16 @@ def _node_json(
     # A pattern whose latest evidence reverses it is shown as changed, with the belief
     # it still holds and the statement that changed it, as recall and the profile show it.
     tl = node_timeline(graph, n.id) if n.level is not Level.LEAF else None
-    changed = tl is not None and tl.changed
+    changed = tl if tl is not None and tl.changed else None
     return {
         "id": n.id,
         "level": n.level.value,
         "type": n.schema_type,
         "content": n.content,
         "conf": round(shown_confidence(n, registry, now, tl), 4),
-        "changed": encode_time(tl.since) if changed and tl is not None and tl.since is not None else None,
-        "now": tl.latest_conflict if changed and tl is not None and tl.latest_conflict in graph else None,
+        "changed": encode_time(changed.since) if changed is not None and changed.since is not None else None,
+        "now": (changed.latest_conflict if changed is not None and changed.latest_conflict is not None
+                and changed.latest_conflict in graph else None),
         "n_support": n.n_support,
         "n_conflict": n.n_conflict,
         "t_first": encode_time(n.t_first),
