@@ -152,8 +152,10 @@ def stitch_all(scenarios: Sequence[Scenario], hosts: Sequence[Conversation], *, 
     Scenario ``i`` goes to host ``i mod len(hosts)``; successive rounds over the hosts
     alternate between their two speakers. Where the case starts in the host's calendar,
     and how many host sessions (1 to :data:`MAX_LEAD`) come before the first statement,
-    are drawn from a generator seeded by ``seed`` and the scenario id, so a scenario
-    lands at the same place whatever else the file holds.
+    are drawn from a generator seeded by ``seed`` and the scenario id. The host and the
+    speaker depend on the scenario's position in ``scenarios``: one split run alone
+    (``--split heldout``) stitches its scenarios into other hosts than the whole file
+    does, so compare figures of runs over the same scenarios.
 
     Parameters
     ----------
