@@ -37,6 +37,7 @@ from .graph import MemoryGraph
 from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
+from .speakers import leaf_speaker, node_speaker
 from .stance import guard_psi, latest_change, node_stance
 from .text import about_listener, share_a_topic, stance_reading, strip_summary_suffix
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
@@ -77,8 +78,9 @@ def candidates_for(
     Returns
     -------
     list of (Node, float)
-        At most ``config.candidates`` mids with their cosine similarity; none for a
-        leaf that speaks of the listener only (:func:`~personatree.text.about_listener`).
+        At most ``config.candidates`` mids of the leaf's speaker
+        (:mod:`personatree.speakers`) with their cosine similarity; none for a leaf
+        that speaks of the listener only (:func:`~personatree.text.about_listener`).
     """
     index = graph.index(Level.MID)
     if leaf.embedding is None or len(index) == 0 or about_listener(leaf.content):
@@ -86,15 +88,18 @@ def candidates_for(
         return []
     scores = index.scores(leaf.embedding)
     ids = index.ids
+    who = leaf_speaker(leaf)
     out: list[tuple[Node, float]] = []
     # Rank everything, then filter by κ: κ-compatible mids are a large share of all
-    # mids, so scanning the ranked list stops early in practice.
+    # mids, so scanning the ranked list stops early in practice. Another speaker's
+    # pattern is no candidate: one person's statement neither supports nor contradicts
+    # another's habit.
     for i in top_k(scores, len(ids)):
         sim = float(scores[i])
         if sim < config.similarity_floor:
             break
         mid = graph.node(ids[i])
-        if registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type):
+        if registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type) and node_speaker(graph, mid) == who:
             out.append((mid, sim))
             if len(out) >= config.candidates:
                 break

@@ -13,6 +13,7 @@ from datetime import datetime
 from .confidence import confidence_at, logit_of, sigmoid
 from .graph import MemoryGraph
 from .schema import SchemaRegistry
+from .speakers import speaker_prefix
 from .timeline import Timeline, node_timeline, shown_logit
 from .types import Level, Node
 
@@ -108,7 +109,7 @@ def _line(node: Node, registry: SchemaRegistry, now: datetime, graph: MemoryGrap
         if tl.changed or node.level is Level.ROOT:
             text = change_text(text, tl, latest)
     text = text if len(text) <= limit else text[: limit - 3] + "..."
-    return f"[{node.schema_type} {conf:.2f}{counts} {span}] {text}"
+    return f"[{node.schema_type} {conf:.2f}{counts} {span}] {speaker_prefix(node)}{text}"
 
 
 def tree_text(

@@ -32,6 +32,7 @@ from ..graph import MemoryGraph
 from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
+from ..speakers import node_speaker
 from ..types import Edge, EdgeKind, Level, Node
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import strip_summary_suffix
@@ -262,8 +263,9 @@ def merge_mids(
 ) -> tuple[list[Merge], list[Prune]]:
     """Merge mids of one type whose embeddings have cosine ≥ ``threshold``, until none are left.
 
-    Only mids that are :func:`mergeable` merge: never two stance sides of one topic,
-    and with ``ratio`` only when the union stays as cohesive as coalescing requires.
+    Only mids of one speaker that are :func:`mergeable` merge: never two stance sides
+    of one topic, and with ``ratio`` only when the union stays as cohesive as
+    coalescing requires.
 
     The older mid (by t_first, then id) keeps its id; children move, counts and evidence
     add up, the span is united and the summary is redone. Repeated until no pair is left,
@@ -283,12 +285,15 @@ def merge_mids(
                 continue
             vecs = np.stack([np.asarray(m.embedding, dtype=np.float32) for m in mids])
             sims = vecs @ vecs.T
+            # Two people's patterns never merge, however alike (:mod:`personatree.speakers`).
+            who = [node_speaker(graph, m) for m in mids]
             absorbed: set[int] = set()
             for i in range(len(mids)):
                 if i in absorbed:
                     continue
                 for j in range(i + 1, len(mids)):
-                    if j in absorbed or sims[i, j] < threshold or not mergeable(mids[i], mids[j], ratio):
+                    if (j in absorbed or sims[i, j] < threshold or who[i] != who[j]
+                            or not mergeable(mids[i], mids[j], ratio)):
                         continue
                     moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)
                     merges.append(Merge(mids[i].id, mids[j].id, float(sims[i, j]), moved))

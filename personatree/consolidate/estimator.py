@@ -13,7 +13,8 @@ The pass, in order, all read at one ``now``:
 3. cluster the orphans (HDBSCAN over the mixed distance) and turn each cluster that
    passes the gates of :mod:`~personatree.consolidate.mids` into a mid (its lines
    about the listener, :func:`~personatree.text.about_listener`, stay orphans); a cluster that
-   holds both stances is split by stance first, one larger than its cohesion allows
+   holds both stances or two speakers (:mod:`personatree.speakers`) is split by
+   speaker and stance first, one larger than its cohesion allows
    (:func:`~personatree.consolidate.mids.size_cap`) is halved until its parts fit;
    the leftovers are clustered again until a round forms no mid, so the pass ends at a
    fixed point and a second pass at the same ``now`` plans nothing;
@@ -47,6 +48,7 @@ from ..types import Level, utc
 from .bounds import delete_stale_orphans, merge_mids, prune_roots, trim_mids
 from .clustering import ClusterParams, cluster_leaves
 from .distance import DistanceWeights, type_mismatch
+from ..speakers import leaf_speaker
 from ..stance import node_group
 from .conflicts import record_conflicts, retract_changed, separate_stances
 from .formation import form_mid, promote_mids, type_vectors
@@ -85,7 +87,9 @@ class Consolidator:
     leaf_ids_ : tuple of str
         The orphans clustered, in the order of ``labels_`` (sorted by time, then id).
     groups_ : ndarray of int
-        The stance side (+1 or −1, :func:`personatree.stance.group_of`) of each orphan.
+        The stance side (+1 or −1, :func:`personatree.stance.group_of`) of each orphan,
+        times one plus the index of its speaker among the orphans' speakers in name
+        order (the memory's own user first): equal codes, one speaker and one side.
     method_ : str
         ``"exact"``, ``"knn"`` or ``"none"``.
     """
@@ -188,7 +192,11 @@ class Consolidator:
         mismatch = type_mismatch(types, self.registry)
         weights, params = DistanceWeights.from_config(cfg), self._cluster_params()
         mid_vectors = type_vectors(self.embedder, self.registry, Level.MID)
-        groups = np.array([node_group(n) for n in orphans], dtype=np.int64)
+        # One code per speaker and stance side: a cluster is split by both before a
+        # mid forms (sides ±1 for the memory's own user, ±2, ±3, … for named speakers).
+        names = sorted({leaf_speaker(n) or "" for n in orphans})
+        groups = np.array([node_group(n) * (1 + names.index(leaf_speaker(n) or "")) for n in orphans],
+                          dtype=np.int64)
         self.groups_ = groups
         reports: list[ClusterReport] = []
         made: dict[int, NewMid] = {}
@@ -254,7 +262,8 @@ class Consolidator:
         2·n_min leaves is split once or twice before its leaves stay orphans.
 
         Two rules come first. A cluster holding both stance sides is one topic seen
-        from two sides, never one pattern: each side is tried on its own. A cluster
+        from two sides, never one pattern, and one holding two speakers' lines is two
+        people: each speaker's side is tried on its own. A cluster
         larger than :func:`size_cap` allows at its cohesion is many patterns: it is
         halved (:func:`bisect`, linear in its size) until the parts fit, at most
         ``max_split_depth`` times.
@@ -263,7 +272,8 @@ class Consolidator:
         sides = self.groups_[members]
         if (sides != sides[0]).any():
             formed = False
-            for side in (1, -1):
+            # Each speaker in turn, its +1 side first.
+            for side in sorted(set(sides.tolist()), key=lambda c: (abs(c), -c)):
                 part = members[sides == side]
                 if part.shape[0] >= cfg.n_min:
                     formed = self._form_or_split(part, rnd, form, reports, emb, codes, days, mismatch,

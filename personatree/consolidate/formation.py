@@ -24,6 +24,7 @@ from ..insertion import add_evidence
 from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
+from ..speakers import leaf_speaker, node_speaker, speaker_attributes
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
@@ -118,7 +119,8 @@ def form_mid(
         return _reject(index, rnd, nodes, coh, "its leaves share no topic to name a pattern by")
     sessions, days = evidence_span(members)
     attrs = {**dict(summary.attributes), "origin": "consolidation", "cohesion": round(coh, 6),
-             "sessions": sessions, "days": days, "stance": pattern_stance(node_stance(n) for n in members)}
+             "sessions": sessions, "days": days, "stance": pattern_stance(node_stance(n) for n in members),
+             **speaker_attributes([leaf_speaker(n) for n in members])}
     new_id = mid_id(g.user_id, [n.id for n in members])
     if new_id in g:  # the same founders formed a mid before that was since forgotten
         new_id = mid_id(g.user_id, [n.id for n in members] + [now.isoformat()])
@@ -160,8 +162,9 @@ def promote_mids(
     root_vectors: Mapping[str, np.ndarray],
 ) -> list[Promotion]:
     """Promote every loose mid that meets the criteria: join a similar existing root of
-    its root type and stance side, or form new roots from similarity groups of at least
-    ``min_root_mids`` mids of one root type and one stance side.
+    its root type, stance side and speaker, or form new roots from similarity groups of
+    at least ``min_root_mids`` mids of one root type, one stance side and one speaker
+    (:mod:`personatree.speakers`: a claim is about one person).
 
     A changed mid (:func:`is_changed`) is never promoted: its latest evidence says the
     pattern no longer holds.
@@ -178,23 +181,25 @@ def promote_mids(
         if rt is not None:
             ready.append((mid, conf, rt))
     out: list[Promotion] = []
-    fresh: dict[tuple[str, int], list[tuple[Node, float]]] = {}
+    fresh: dict[tuple[str, int, str], list[tuple[Node, float]]] = {}
     roots = sorted((r for r in g.nodes(Level.ROOT) if r.embedding is not None), key=lambda n: n.id)
     for mid, conf, rt in ready:
         best, best_sim = None, cfg.root_similarity
+        who = node_speaker(g, mid)
         for r in roots:
             sim = float(np.asarray(r.embedding) @ np.asarray(mid.embedding))
-            if r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim:
+            if (r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim
+                    and node_speaker(g, r) == who):
                 best, best_sim = r, sim
         if best is None:
-            fresh.setdefault((rt, node_group(mid)), []).append((mid, conf))
+            fresh.setdefault((rt, node_group(mid), who or ""), []).append((mid, conf))
             continue
         psi = root_psi(conf)
         w = add_evidence(best, psi, mid.t_last, registry, confidence)
         g.add_edge(Edge(mid.id, best.id, EdgeKind.SUPPORT, psi, w, "consolidation: joins a similar root", now))
         out.append(Promotion(best.id, rt, best.content, (mid.id,), False, node_confidence(best, registry, now)))
-    for rt, side in sorted(fresh):
-        mids = fresh[(rt, side)]
+    for rt, side, speaker in sorted(fresh):
+        mids = fresh[(rt, side, speaker)]
         vecs = np.stack([np.asarray(m.embedding, dtype=np.float32) for m, _ in mids])
         for grp in group_by_similarity(vecs, cfg.root_similarity):
             if len(grp) < cfg.min_root_mids:
@@ -213,7 +218,8 @@ def promote_mids(
             root = Node(
                 id=root_id(g.user_id, rt, [m.id for m in nodes], now), user_id=g.user_id, level=Level.ROOT,
                 schema_type=rt, content=summary.content,
-                attributes={**dict(summary.attributes), "origin": "consolidation", "stance": stance},
+                attributes={**dict(summary.attributes), "origin": "consolidation", "stance": stance,
+                            **({"speaker": speaker} if speaker else {})},
                 t_first=min(m.t_first for m in nodes), t_last=max(m.t_last for m in nodes), logit=logit,
                 n_support=len(nodes), embedding=unit(vecs[grp].mean(axis=0)),
             )

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from ..render import quote
+from ..speakers import speaker_prefix
 from ..text import strip_summary_suffix
 from ..timeline import Timeline
 from ..types import Level, Node
@@ -85,11 +86,12 @@ def node_line(
     str
         ``Corinne: I went to the support group yesterday.`` for a leaf (verbatim,
         with its speaker); ``[routine 0.82 | Mar–Jun 2024 | +5] Runs most mornings``
-        for a mid or root; ``[preference 0.39 | Mar–May 2024 | +5/-1 | changed
+        for a mid or root (``… | +5] Corinne: Runs most mornings`` when it is a named
+        speaker's, :mod:`personatree.speakers`); ``[preference 0.39 | Mar–May 2024 | +5/-1 | changed
         2024-06-22] now: "I stopped ..."; before: Enjoys hiking`` for a changed one.
     """
     if node.level is Level.LEAF:
-        return f"{_speaker(node)}{node.content}"
+        return f"{speaker_prefix(node)}{node.content}"
     counts = f"+{node.n_support}" + (f"/-{node.n_conflict}" if node.n_conflict else "")
     text = (
         node.content
@@ -111,16 +113,8 @@ def node_line(
             text = f"before: {text}"
     elif latest is not None:
         text = f"{text}; contradicted {leaf_date(latest)}: {quote(latest.content)}"
-    return f"[{node.schema_type} {confidence:.2f} | {span} | {counts}{tag}] {text}"
-
-
-def _speaker(node: Node) -> str:
-    speaker = node.attributes.get("speaker")
-    return (
-        f"{speaker}: "
-        if isinstance(speaker, str) and speaker and speaker not in ("user", "I")
-        else ""
-    )
+    # A pattern of one named speaker says whose it is, as that speaker's lines do.
+    return f"[{node.schema_type} {confidence:.2f} | {span} | {counts}{tag}] {speaker_prefix(node)}{text}"
 
 
 def leaf_date(node: Node) -> str:

@@ -33,8 +33,10 @@ _SLACK = 2
 def line_bytes(n: Node) -> int:
     """The most bytes a node's rendered line could take (a bound in tokens for any tokenizer)."""
     speaker = n.attributes.get("speaker")
-    extra = n.schema_type if n.level is not Level.LEAF else speaker
-    return len(n.content.encode()) + LINE_BYTES + (len(extra.encode()) if isinstance(extra, str) else 0)
+    extra = len(speaker.encode()) + 2 if isinstance(speaker, str) else 0  # "Name: "
+    if n.level is not Level.LEAF:
+        extra += len(n.schema_type.encode())
+    return len(n.content.encode()) + LINE_BYTES + extra
 
 
 def line_tokens(n: Node, counter: TokenCounter) -> int:
@@ -52,9 +54,11 @@ def line_tokens(n: Node, counter: TokenCounter) -> int:
     """
     if n.level is Level.LEAF:
         return counter.count(node_line(n, 0.0)) + _SLACK
+    speaker = n.attributes.get("speaker")
     widest = (
         f"[{n.schema_type} 0.00 | Sep 2024–Dec 2025 | +{max(n.n_support, 10000)}"
-        f"/-{max(n.n_conflict, 10000)} | changed 2024-06-22] before: {n.content}"
+        f"/-{max(n.n_conflict, 10000)} | changed 2024-06-22] "
+        f"{speaker + ': ' if isinstance(speaker, str) else ''}before: {n.content}"
     )
     return counter.count(widest) + _SLACK
 

@@ -1,0 +1,78 @@
+"""Whose evidence a node holds, in a memory of several people (pure functions).
+
+A memory usually holds one person's statements, but the messages it records may name
+their speaker (a conversation of several people, a benchmark dialogue): a leaf keeps
+that name as ``attributes["speaker"]`` (``None`` for the memory's own user). A pattern
+is one person's habit and a claim one person's trait, so consolidation and insertion
+never put two speakers' evidence under one pattern or two speakers' patterns under one
+claim. A pattern or claim made that way keeps its speaker as ``attributes["speaker"]``
+when it is named; a node without that key (the memory's own user, or a tree written
+before speakers were kept apart) is read as the speaker most of its supporting
+evidence has.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+from .graph import MemoryGraph
+from .types import EdgeKind, Level, Node
+
+__all__ = ["common_speaker", "leaf_speaker", "node_speaker", "speaker_attributes", "speaker_prefix"]
+
+
+def leaf_speaker(node: Node) -> str | None:
+    """The name a leaf's message carried, or ``None`` (the memory's own user)."""
+    name = node.attributes.get("speaker")
+    return name if isinstance(name, str) and name else None
+
+
+def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
+    """The speaker of a leaf, a pattern or a claim.
+
+    A pattern or claim reads its ``speaker`` attribute when it has one, else the most
+    frequent speaker of its supporting children (ties: the first in name order, the
+    memory's own user first).
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+    node : Node
+
+    Returns
+    -------
+    str or None
+    """
+    if node.level is Level.LEAF:
+        return leaf_speaker(node)
+    if "speaker" in node.attributes:
+        name = node.attributes["speaker"]
+        return name if isinstance(name, str) and name else None
+    counts = Counter(node_speaker(graph, graph.node(c)) for c in graph.children(node.id, EdgeKind.SUPPORT))
+    if not counts:
+        return None
+    best = max(counts.values())
+    return min((s for s, n in counts.items() if n == best), key=lambda s: (s is not None, s or ""))
+
+
+def common_speaker(speakers: Iterable[str | None]) -> str | None:
+    """The one speaker all of ``speakers`` share, else ``None``."""
+    found = set(speakers)
+    return found.pop() if len(found) == 1 else None
+
+
+def speaker_attributes(speakers: Sequence[str | None]) -> dict[str, str]:
+    """``{"speaker": name}`` for a new pattern or claim whose members share a named
+    speaker, else ``{}`` (the memory's own user is not written down)."""
+    name = common_speaker(speakers)
+    return {"speaker": name} if name is not None else {}
+
+
+def speaker_prefix(node: Node) -> str:
+    """``"Name: "`` before the line of a node a named speaker said or holds, else ``""``.
+
+    Read from the node's own ``speaker`` attribute (the names ``user`` and ``I``
+    name the memory's own user)."""
+    name = node.attributes.get("speaker")
+    return f"{name}: " if isinstance(name, str) and name and name not in ("user", "I") else ""
