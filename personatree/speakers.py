@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 from .graph import MemoryGraph
 from .types import EdgeKind, Level, Node
 
-__all__ = ["common_speaker", "leaf_speaker", "node_speaker", "speaker_attributes", "speaker_prefix"]
+__all__ = ["common_speaker", "leaf_speaker", "node_speaker", "same_person", "speaker_attributes", "speaker_prefix"]
 
 
 def leaf_speaker(node: Node) -> str | None:
@@ -54,6 +54,31 @@ def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
         return None
     best = max(counts.values())
     return min((s for s, n in counts.items() if n == best), key=lambda s: (s is not None, s or ""))
+
+
+def _known(graph: MemoryGraph, node: Node) -> bool:
+    # A pattern with no speaker written and no supporting evidence in the tree (seeded,
+    # or its leaves all moved to the archive) tells nobody's name.
+    return (node.level is Level.LEAF or "speaker" in node.attributes
+            or bool(graph.children(node.id, EdgeKind.SUPPORT)))
+
+
+def same_person(graph: MemoryGraph, a: Node, b: Node) -> bool:
+    """Whether two nodes may be one person's evidence: the same speaker, or one of them
+    names nobody (a pattern with neither a speaker written nor supporting evidence).
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+    a, b : Node
+
+    Returns
+    -------
+    bool
+    """
+    if not _known(graph, a) or not _known(graph, b):
+        return True
+    return node_speaker(graph, a) == node_speaker(graph, b)
 
 
 def common_speaker(speakers: Iterable[str | None]) -> str | None:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent / "personatree"
 #: Layers, lowest first. A module may import its own layer and those below it.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({
-        "errors", "types", "clock", "confidence", "index", "specific", "graph", "schema", "stance",
+        "errors", "types", "clock", "confidence", "index", "specific", "graph", "schema", "stance", "speakers",
         "timeline", "lexicons", "textcheck", "text", "render", "explanation",
         "redact", "offline_litellm", "collector",
     })),

@@ -28,7 +28,7 @@ from ..insertion import add_evidence, refresh_change, stance_checked
 from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..speakers import leaf_speaker, node_speaker
+from ..speakers import same_person
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
@@ -79,7 +79,6 @@ def record_conflicts(
         mid = g.node(made.id)
         if mid.embedding is None:
             continue
-        who = node_speaker(g, mid)  # one person's statement never contradicts another's pattern
         sims = vectors @ np.asarray(mid.embedding, dtype=np.float32)
         hits = np.flatnonzero((sims >= insertion.similarity_floor) & (firsts > mid.t_first.timestamp()))
         hits = hits[np.argsort(-sims[hits], kind="stable")][:per_mid]
@@ -87,7 +86,8 @@ def record_conflicts(
             leaf = leaves[i]
             if (leaf.id in g and g.edge(leaf.id, mid.id) is None
                     and registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)
-                    and not about_listener(leaf.content) and leaf_speaker(leaf) == who):
+                    and not about_listener(leaf.content) and same_person(g, leaf, mid)):
+                # One person's statement never contradicts another's pattern.
                 pairs.append((leaf, mid, float(sims[i])))
     verdicts = judge.validate(pairs) if pairs else []
     hit: set[str] = set()

@@ -24,7 +24,7 @@ from ..insertion import add_evidence
 from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..speakers import leaf_speaker, node_speaker, speaker_attributes
+from ..speakers import leaf_speaker, node_speaker, same_person, speaker_attributes
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
@@ -189,7 +189,7 @@ def promote_mids(
         for r in roots:
             sim = float(np.asarray(r.embedding) @ np.asarray(mid.embedding))
             if (r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim
-                    and node_speaker(g, r) == who):
+                    and same_person(g, r, mid)):
                 best, best_sim = r, sim
         if best is None:
             fresh.setdefault((rt, node_group(mid), who or ""), []).append((mid, conf))
