@@ -14,7 +14,7 @@ evidence has.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
 from .graph import MemoryGraph
 from .types import EdgeKind, Level, Node
@@ -22,10 +22,31 @@ from .types import EdgeKind, Level, Node
 __all__ = ["common_speaker", "leaf_speaker", "node_speaker", "same_person", "speaker_attributes", "speaker_prefix"]
 
 
+def _name(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def leaf_speaker(node: Node) -> str | None:
     """The name a leaf's message carried, or ``None`` (the memory's own user)."""
-    name = node.attributes.get("speaker")
-    return name if isinstance(name, str) and name else None
+    return _name(node.attributes.get("speaker"))
+
+
+# What a pattern with neither a speaker written nor supporting evidence in the tree
+# (seeded through the store, or its leaves all moved to the archive) tells: no name.
+_NOBODY = object()
+
+
+def _speaker_or_nobody(graph: MemoryGraph, node: Node) -> object:
+    """:func:`node_speaker`, or ``_NOBODY`` for a pattern that names nobody (one pass)."""
+    if node.level is Level.LEAF:
+        return leaf_speaker(node)
+    if "speaker" in node.attributes:
+        return _name(node.attributes["speaker"])
+    counts = Counter(node_speaker(graph, graph.node(c)) for c in graph.children(node.id, EdgeKind.SUPPORT))
+    if not counts:
+        return _NOBODY
+    best = max(counts.values())
+    return min((s for s, n in counts.items() if n == best), key=lambda s: (s is not None, s or ""))
 
 
 def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
@@ -33,7 +54,7 @@ def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
 
     A pattern or claim reads its ``speaker`` attribute when it has one, else the most
     frequent speaker of its supporting children (ties: the first in name order, the
-    memory's own user first).
+    memory's own user first); ``None`` when it has neither.
 
     Parameters
     ----------
@@ -44,23 +65,8 @@ def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
     -------
     str or None
     """
-    if node.level is Level.LEAF:
-        return leaf_speaker(node)
-    if "speaker" in node.attributes:
-        name = node.attributes["speaker"]
-        return name if isinstance(name, str) and name else None
-    counts = Counter(node_speaker(graph, graph.node(c)) for c in graph.children(node.id, EdgeKind.SUPPORT))
-    if not counts:
-        return None
-    best = max(counts.values())
-    return min((s for s, n in counts.items() if n == best), key=lambda s: (s is not None, s or ""))
-
-
-def _known(graph: MemoryGraph, node: Node) -> bool:
-    # A pattern with no speaker written and no supporting evidence in the tree (seeded,
-    # or its leaves all moved to the archive) tells nobody's name.
-    return (node.level is Level.LEAF or "speaker" in node.attributes
-            or bool(graph.children(node.id, EdgeKind.SUPPORT)))
+    found = _speaker_or_nobody(graph, node)
+    return None if found is _NOBODY else cast("str | None", found)
 
 
 def same_person(graph: MemoryGraph, a: Node, b: Node) -> bool:
@@ -76,9 +82,11 @@ def same_person(graph: MemoryGraph, a: Node, b: Node) -> bool:
     -------
     bool
     """
-    if not _known(graph, a) or not _known(graph, b):
+    first = _speaker_or_nobody(graph, a)
+    if first is _NOBODY:
         return True
-    return node_speaker(graph, a) == node_speaker(graph, b)
+    second = _speaker_or_nobody(graph, b)
+    return second is _NOBODY or first == second
 
 
 def common_speaker(speakers: Iterable[str | None]) -> str | None:
@@ -99,5 +107,5 @@ def speaker_prefix(node: Node) -> str:
 
     Read from the node's own ``speaker`` attribute (the names ``user`` and ``I``
     name the memory's own user)."""
-    name = node.attributes.get("speaker")
-    return f"{name}: " if isinstance(name, str) and name and name not in ("user", "I") else ""
+    name = _name(node.attributes.get("speaker"))
+    return f"{name}: " if name is not None and name not in ("user", "I") else ""
