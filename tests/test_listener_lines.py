@@ -44,6 +44,8 @@ MIXED = OWN[:2] + LISTENER[:1] + OWN[2:4] + LISTENER[1:2] + OWN[4:] + LISTENER[2
         ("Cool that you kept the old bike running.", True),
         ("We're so proud of you!", True),
         ("I bet you'll ace the exam.", True),
+        ("I'm sure you'll love the new kayak.", True),
+        ("I'm confident your talk will go well.", True),
         ("I can't wait to see your new studio.", True),
         ("Lucky you, a whole week by the sea!", True),
         ("Make sure you drink enough water on the climb.", True),
@@ -66,6 +68,7 @@ MIXED = OWN[:2] + LISTENER[:1] + OWN[2:4] + LISTENER[1:2] + OWN[4:] + LISTENER[2
         ("I know you love jazz, I do too.", False),
         ("You know I love a long walk on the beach.", False),
         ("I think you'd like the trail I hiked last week.", False),
+        ("I'm sure I'll finish the quilt before you visit.", False),
         ("I went sailing with you last spring.", False),
         # Gratitude and closeness are the speaker's relationship.
         ("I'm so lucky to have you.", False),

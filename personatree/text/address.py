@@ -84,7 +84,8 @@ def to_listener(sentence: str, tokens: list[str] | None = None) -> bool:
 # thing", "Thank you, the trip was great"), which leave the sentence the speaker's.
 _DISCOURSE_YOU_RE = re.compile(r"\b(?:you know|you see|mind you|thank you|see you|bless you)\b")
 # The speaker only as the one who judges, wishes or guesses something of the listener:
-# "I love how you…", "we're so proud of you", "I bet your…", "I can't wait to see your…".
+# "I love how you…", "we're so proud of you", "I bet your…", "I can't wait to see your…",
+# "I'm sure you'll…".
 # Gratitude and closeness ("I appreciate you", "lucky to have you", "I miss you") are
 # left out on purpose: they tell the speaker's own relationship.
 _SPEAKER_ON_LISTENER_RE = re.compile(
@@ -95,7 +96,7 @@ _SPEAKER_ON_LISTENER_RE = re.compile(
     r"(?:can|could|can't|cannot|couldn't) (?:tell|see|imagine|believe)|can't wait to (?:see|hear)|"
     r"proud of|happy for|glad|happy|stoked for|stoked|thrilled for|thrilled|excited for|excited|"
     r"pleased for|pleased|sorry|impressed (?:by|with)|impressed|amazed (?:by|at)|jealous of|"
-    r"rooting for|inspired by)"
+    r"rooting for|inspired by|sure|certain|confident)"
     r"(?:\s+(?:that|how|the way|when|to hear|to see|about|at|with|by|what))?"
     r"\s+(?:you|your|yours|yourself|you're|you've|you'd|you'll|u|ur)\b"
 )
@@ -135,13 +136,13 @@ def about_listener(sentence: str) -> bool:
     stance of the speaker's in an idiom, and the speaker is either absent ("Cool that
     you kept the old bike", "Your garden looks amazing") or there only to judge,
     wish or guess something of the listener ("I love how your garden turned out",
-    "I'm so proud of you", "I bet you'll ace it"). So is a cheer, wish or piece of
-    advice with the listener left unsaid and no word of the speaker's ("Congrats on
-    the new shop!", "Keep at it!", "Go Sam!"). A sentence in which the speaker
-    also tells something of their own ("I know you love jazz, I do too") is the
-    speaker's, and so are thanks with or without a subject ("Appreciate your help")
-    and a line that only calls the listener by name ("Back from the coast, Jo!"),
-    since chat drops the subject.
+    "I'm so proud of you", "I bet you'll ace it", "I'm sure you'll love it"). So is a
+    cheer, wish or piece of advice with the listener left unsaid and no word of the
+    speaker's ("Congrats on the new shop!", "Keep at it!", "Go Sam!"). A sentence in
+    which the speaker also tells something of their own ("I know you love jazz, I do
+    too") is the speaker's, and so are thanks with or without a subject ("Appreciate
+    your help") and a line that only calls the listener by name ("Back from the coast,
+    Jo!"), since chat drops the subject.
 
     Parameters
     ----------
