@@ -629,7 +629,8 @@ def test_a_claim_is_named_by_a_noun_not_by_an_adjective_or_a_verb() -> None:
     rides = ["My legs feel strong after the hill repeats on my bike.",
              "I felt strong on the last climb of the bike ride.",
              "Staying strong matters to me on long bike rides."]
-    assert claim_phrase(rides, ["positive"] * 3, "preference", rides[0]) == ("Enjoys bike ride", "bike ride")
+    # A kind of thing in general: the plural of a noun English only counts.
+    assert claim_phrase(rides, ["positive"] * 3, "preference", rides[0]) == ("Enjoys bike rides", "bike ride")
     harbour = ["We met at the harbour café last spring.", "I met a lovely crowd at the harbour.",
                "The people I met there were kind."]
     assert claim_phrase(harbour, ["positive"] * 3, "preference", harbour[0]) == ("Enjoys harbour", "harbour")
@@ -645,6 +646,43 @@ def test_a_claim_topic_is_used_as_a_noun_at_least_once() -> None:
     assert "read" not in shared_topic(promises).split()
     # A verb somewhere and a noun elsewhere still names the activity.
     assert shared_topic(["I dance every morning.", "My dance class is the best.", "We dance at weddings."]) == "dance"
+    # "affects", "boosts" are nouns in the lexicon; after "it" or "she" they are verbs.
+    weather = ["The grey weather is hard, it affects my sleep.", "It affects how long I sit at my desk.",
+               "She says it affects her too, the long winter."]
+    assert "affects" not in shared_topic(weather).split()
+    # "working" in a progressive ("I've been working late", "keep working") names no work
+    # the person wants; a gerund used as a thing ("my favourite is painting") still names one.
+    grind = ["I've been working late all month.", "I'm working through the backlog now.",
+             "Just keep working, I tell myself."]
+    assert shared_topic(grind) == ""
+    assert shared_topic(["My favourite is painting.", "I'm painting the fence blue.",
+                         "Painting clears my head."]) == "painting"
+
+
+def test_what_it_was_like_names_no_claim() -> None:
+    from personatree.judge.claims import shared_topic
+
+    # "a wild ride" says how the year went; "Enjoys rides" would be false.
+    year = ["It's been a wild ride since I opened the bakery, but I'm loving it!",
+            "Honestly, it's definitely been a bumpy ride.", "It has been an odd ride so far, I admit."]
+    assert "ride" not in shared_topic(year).split()
+    # A ride the person takes still names one.
+    assert shared_topic(["I love long bike rides.", "It's been a rough ride this winter.",
+                         "My ride along the coast is the best part of the week."]) == "ride"
+
+
+def test_a_claim_names_a_kind_of_thing_in_general() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    novels = ["I finished another detective novel on the bus.", "A good novel keeps me up past midnight.",
+              "I always have a novel in my bag."]
+    assert claim_phrase(novels, ["positive"] * 3, "preference", novels[0]) == ("Enjoys novels", "novel")
+    # A mass noun keeps its form; a goal is one thing worked toward.
+    clay = ["I do pottery every Thursday evening.", "Pottery is where I switch off.", "My pottery wheel is my happy place."]
+    assert claim_phrase(clay, ["positive"] * 3, "preference", clay[0])[0] == "Enjoys pottery"
+    plans = ["I'm taking a month off to finish my novel.", "My plan is to finish my novel by spring.",
+             "I write a chapter of my novel every week."]
+    assert claim_phrase(plans, ["neutral"] * 3, "goal", plans[0])[0] == "Working toward novel"
 
 
 def test_a_thing_left_out_names_no_claim() -> None:

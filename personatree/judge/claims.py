@@ -28,6 +28,7 @@ from ..text import (
     addresses,
     can_head,
     can_name,
+    count_plural,
     content_lemmas,
     find_entities,
     find_time,
@@ -35,6 +36,7 @@ from ..text import (
     is_change,
     key_topic,
     lemma,
+    normalize,
     pattern_phrase,
     stance_label,
     strip_summary_suffix,
@@ -76,6 +78,9 @@ _FRAMES: dict[str, dict[str, str]] = {
                  "started": "Has started avoiding {t}", "neutral": "Keeps a limit around {t}"},
 }
 
+# Claim types about one thing of the person's, whose topic keeps its number.
+_ONE_THING = frozenset({"goal", "state", "routine"})
+
 # A pattern is named by a topic at least this share of its members hold: a word that
 # a few members of a loose cluster happen to use does not say what the cluster is.
 MIN_TOPIC_SHARE = 0.3
@@ -86,11 +91,28 @@ MIN_TOPIC_SHARE = 0.3
 SMALL_PATTERN = 5
 
 # Words after which a word is a verb, whatever else it can be: "something to read", "I
-# haven't read them" name no reading habit. A topic must be used as a noun at least once.
+# haven't read them", "it boosts my mood" name no reading or boosting. A topic must be
+# used as a noun at least once.
 _VERB_BEFORE = frozenset(
     """to will would can could should must might may shall don't didn't doesn't won't
-    can't couldn't haven't hasn't i we you they i'll we'll you'll they'll i'd we'd i've
-    we've you've they've""".split()
+    can't couldn't haven't hasn't i we you they he she it who i'll we'll you'll they'll
+    i'd we'd i've we've you've they've""".split()
+)
+# What a thing was like, said of "it" with an adjective ("It's been a wild ride!", "it
+# was such a fun night"): the noun says how something went, not what the person has or
+# does, so "Enjoys rides" would be false. Group 1 is the noun.
+_DESCRIBED_RE = re.compile(
+    r"\b(?:it|that)(?:'s|\s+is|\s+was|\s+has)(?:\s+(?:been|[a-z]+ly|such|quite|so|just))*"
+    r"\s+(?:a|an)\s+(?:[a-z'-]+\s+){1,2}([a-z'-]+)"
+    # ... where the noun phrase ends: punctuation, a conjunction, a preposition or a clause.
+    r"\s*(?:[.!?,;:\u2026-]|$|\s+(?:but|and|so|though|since|this|lately|for|from|with|at|in|on|of|to|when|as"
+    r"|because|[a-z]+ing)\b)"
+)
+# Words after which a word in "-ing" is the verb of a progressive ("I've been working
+# hard", "keep pushing"), not an activity named: "Wants working" says nothing. Not "is"
+# or "was": "my favourite is painting" names one.
+_PROGRESSIVE_BEFORE = frozenset(
+    """am be been being i'm we're you're they're he's she's keep keeps kept""".split()
 )
 
 # The speaker alone in the first person ("we" may be anyone).
@@ -147,7 +169,9 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     one-off place or counter is not the topic of a preference; a fact's place is its
     topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`),
     used at least once where it is no verb (not after "to", a modal or a subject
-    pronoun: "something to read" names no reading), held by at least two texts (one for
+    pronoun: "something to read" names no reading; not in "-ing" after a form of "be" or
+    "keep": "I've been working" names no work; nor as what "it" was like: "it's been a
+    wild ride" names no ride), held by at least two texts (one for
     one text) and by ``min_share`` of them qualifies; the most widely held picks the
     phrase: the most common key topic (:func:`~personatree.text.key_topic`) among the
     texts that contains it, cut to the words that at least two texts share (all words
@@ -185,8 +209,10 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         for lm in content_lemmas([w for w in ts if w not in skip]):
             df[lm] += 1
             first.setdefault(lm, k * 1000 + next(i for i, w in enumerate(ts) if lemma(w) == lm))
+        described = {m.group(1) for m in _DESCRIBED_RE.finditer(normalize(cleaned[k]))}
         nameable.update(lemma(w) for i, w in enumerate(ts)
-                        if w not in skip and can_head(w) and not (i and ts[i - 1] in _VERB_BEFORE))
+                        if w not in skip and w not in described and can_head(w)
+                        and not (i and _verb_after(ts[i - 1], w)))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
     held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]
@@ -213,6 +239,21 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         return _unpossessed(max(phrases, key=lambda p: (phrases[p], -len(p), p)))
     forms = Counter(w for ts in toks for w in ts if lemma(w) == top and can_head(w))
     return _unpossessed(max(forms, key=lambda w: (forms[w], w.endswith("ing"), w)))
+
+
+def _verb_after(before: str, word: str) -> bool:
+    """Whether ``word``, said right after ``before``, is a verb (see :data:`_VERB_BEFORE`)."""
+    return before in _VERB_BEFORE or (word.endswith("ing") and before in _PROGRESSIVE_BEFORE)
+
+
+def _in_general(topic: str) -> str:
+    """``topic`` with each part's last noun in the plural where English only counts it
+    ("book" → "books", "feelings and book" → "feelings and books"; "art" stays)."""
+    parts = []
+    for part in topic.split(" and "):
+        *head, last = part.split(" ")
+        parts.append(" ".join([*head, count_plural(last)]))
+    return " and ".join(parts)
 
 
 def _unpossessed(phrase: str) -> str:
@@ -375,7 +416,10 @@ def claim_phrase(
         if not topic:
             return "", ""
         frame = frames[stance]
-        phrase = frame.format(t=topic, f=_feeling(texts, stance) if "{f}" in frame else "")
+        # A taste or a trigger is for a kind of thing ("Enjoys books"); a goal, a state or
+        # a routine is about one thing of the person's (their shop, their novel).
+        shown = topic if schema_type in _ONE_THING else _in_general(topic)
+        phrase = frame.format(t=shown, f=_feeling(texts, stance) if "{f}" in frame else "")
         if stance in ("stopped", "started"):
             cause = _cause(texts)
             if cause and topic not in cause:

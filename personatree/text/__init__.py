@@ -38,7 +38,8 @@ One module a concept, each importing only the ones above it in this list:
   :func:`~personatree.text.reach.words_of`, the habits and plans a change of life
   reaches by its kind (a knee in a brace reaches running).
 - :mod:`~personatree.text.word_class`: :func:`~personatree.text.word_class.noun_reading`,
-  whether an English lexicon reads a word as a noun.
+  :func:`~personatree.text.word_class.adverb_only` and :func:`count_plural`, how an
+  English lexicon reads a word.
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
   :func:`can_name`, :func:`can_head`.
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
@@ -75,6 +76,7 @@ from .stance import (
 )
 from .tokens import has_first_person, lemma, normalize, tokenize
 from .topic import can_head, can_name, content_lemmas, key_topic, share_a_topic
+from .word_class import count_plural
 
 __all__ = [
     "Stance",
@@ -91,6 +93,7 @@ __all__ = [
     "lemma",
     "can_head",
     "can_name",
+    "count_plural",
     "content_lemmas",
     "share_a_topic",
     "has_first_person",

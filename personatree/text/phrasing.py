@@ -15,6 +15,7 @@ from datetime import datetime
 from ..lexicons import ADVERBS, IRREGULAR_3SG, LEADING_FILLER_RE, PAST_IRREGULAR
 from .sentences import EMOJI_CLASS
 from .tokens import APOSTROPHES
+from .word_class import adverb_only
 
 __all__ = ["strip_summary_suffix", "with_mentions", "pattern_phrase", "format_month_span"]
 
@@ -135,9 +136,10 @@ def pattern_phrase(sentence: str) -> str:
                 rest = "is " + rest  # "I'm a nurse" → "Is a nurse"
         elif subject == ["i"]:
             words = rest.split(" ")
-            # Skip adverbs ("I really love") and conjugate the verb that follows.
+            # Skip adverbs ("I really love", "I completely agree") and conjugate the
+            # verb that follows.
             for j, w in enumerate(words):
-                if w.lower() in ADVERBS and j + 1 < len(words):
+                if (w.lower() in ADVERBS or adverb_only(w.lower())) and j + 1 < len(words):
                     continue
                 words[j] = _third_person(w)
                 break
