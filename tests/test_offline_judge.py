@@ -575,6 +575,10 @@ def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> N
     # An event that changed the person's life is a fact that holds.
     moved = ["I moved to Porto last year.", "We moved to Porto in spring.", "Porto has been home since."]
     assert claim_phrase(moved, ["neutral"] * 3, "fact", moved[0])[0] == "Moved to Porto"
+    # A proposal put to the listener is no claim either.
+    cousins = ["Let's plan a weekend with our cousins soon.", "Our cousins came over for a barbecue last week.",
+               "We went camping with our cousins in June."]
+    assert claim_phrase(cousins, ["neutral"] * 3, "relationship", cousins[0])[0] == "Often talks about cousins"
 
 
 def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None:

@@ -119,6 +119,9 @@ _PROGRESSIVE_BEFORE = frozenset(
 _I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
 # First words of a line that points at something rather than saying what holds.
 _POINTING = frozenset("here here's this that these those it it's they they're there's".split())
+# First words of a proposal ("Let's keep in touch more"): a plan put to the listener, not
+# what holds of the person.
+_PROPOSING = frozenset("let's lets shall".split())
 # Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
 _ED_PRESENT = frozenset(
     """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
@@ -467,9 +470,10 @@ def _holds(phrase: str, text: str) -> bool:
     """Whether a claim read from one member states what holds: not a past episode
     ("Went to a council meeting") unless it changed the person's life ("Moved to
     Porto", :func:`~personatree.text.is_change`), nor a line pointing at something
-    ("Here's the agency they picked", "They were great")."""
+    ("Here's the agency they picked", "They were great"), nor a proposal ("Let's
+    visit their parents more")."""
     words = tokenize(phrase)
-    if not words or words[0] in _POINTING:
+    if not words or words[0] in _POINTING or words[0] in _PROPOSING:
         return False
     # An irregular past anywhere ("One memory for them was …"); a regular one as the
     # verb, first or after a short subject ("Attended …", "Our club hosted …"): later,
