@@ -114,6 +114,10 @@ _DESCRIBED_RE = re.compile(
 _PROGRESSIVE_BEFORE = frozenset(
     """am be been being i'm we're you're they're he's she's keep keeps kept""".split()
 )
+# "It helps me trust my abilities", "made us feel at home": after a verb that makes
+# someone do something and its object, the bare verb ("trust", "feel") names nothing.
+_CAUSATIVE = frozenset("help helps helped make makes made let lets watch watched".split())
+_OBJECT = frozenset("me us you him her them".split())
 
 # The speaker alone in the first person ("we" may be anyone).
 _I = frozenset("i me my mine myself i'm i've i'd i'll im ive".split())
@@ -173,8 +177,9 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     topic). Only a lemma that can name a pattern (:func:`~personatree.text.can_head`),
     used at least once where it is no verb (not after "to", a modal or a subject
     pronoun: "something to read" names no reading; not in "-ing" after a form of "be" or
-    "keep": "I've been working" names no work; nor as what "it" was like: "it's been a
-    wild ride" names no ride), held by at least two texts (one for
+    "keep": "I've been working" names no work; not after "helps me" and the like: "it
+    helps me trust myself" names no trust; nor as what "it" was like: "it's been a wild
+    ride" names no ride), held by at least two texts (one for
     one text) and by ``min_share`` of them qualifies; the most widely held picks the
     phrase: the most common key topic (:func:`~personatree.text.key_topic`) among the
     texts that contains it, cut to the words that at least two texts share (all words
@@ -215,7 +220,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
         described = {m.group(1) for m in _DESCRIBED_RE.finditer(normalize(cleaned[k]))}
         nameable.update(lemma(w) for i, w in enumerate(ts)
                         if w not in skip and w not in described and can_head(w)
-                        and not (i and _verb_after(ts[i - 1], w)))
+                        and not _verb_after(ts[max(0, i - 2):i], w))
     need = 2 if len(texts) > 1 else 1
     floor = max(need, math.ceil(min_share * len(texts) - 1e-9))
     held = [lm for lm in df if lm in nameable and df[lm] >= floor and lm not in avoid]
@@ -244,9 +249,14 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     return _unpossessed(max(forms, key=lambda w: (forms[w], w.endswith("ing"), w)))
 
 
-def _verb_after(before: str, word: str) -> bool:
-    """Whether ``word``, said right after ``before``, is a verb (see :data:`_VERB_BEFORE`)."""
-    return before in _VERB_BEFORE or (word.endswith("ing") and before in _PROGRESSIVE_BEFORE)
+def _verb_after(before: list[str], word: str) -> bool:
+    """Whether ``word``, said right after the words ``before`` (up to two), is a verb
+    (see :data:`_VERB_BEFORE`, :data:`_PROGRESSIVE_BEFORE` and :data:`_CAUSATIVE`)."""
+    if not before:
+        return False
+    last = before[-1]
+    return (last in _VERB_BEFORE or (word.endswith("ing") and last in _PROGRESSIVE_BEFORE)
+            or (len(before) == 2 and before[0] in _CAUSATIVE and last in _OBJECT))
 
 
 def _in_general(topic: str) -> str:
