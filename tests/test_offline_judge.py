@@ -683,8 +683,12 @@ def test_a_claim_names_a_kind_of_thing_in_general() -> None:
     from personatree.judge.claims import claim_phrase
 
     novels = ["I finished another detective novel on the bus.", "A good novel keeps me up past midnight.",
-              "I always have a novel in my bag."]
+              "I always have a novel in my bag, I love novels."]
     assert claim_phrase(novels, ["positive"] * 3, "preference", novels[0]) == ("Enjoys novels", "novel")
+    # Only as the members say it: none of them counts the marathons.
+    race = ["I love the city marathon in our town.", "The city marathon is the best weekend of autumn.",
+            "I cheer at the city marathon every year."]
+    assert claim_phrase(race, ["positive"] * 3, "preference", race[0])[0] == "Enjoys city marathon"
     # A mass noun keeps its form; a goal is one thing worked toward.
     clay = ["I do pottery every Thursday evening.", "Pottery is where I switch off.", "My pottery wheel is my happy place."]
     assert claim_phrase(clay, ["positive"] * 3, "preference", clay[0])[0] == "Enjoys pottery"

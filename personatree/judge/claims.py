@@ -259,13 +259,17 @@ def _verb_after(before: list[str], word: str) -> bool:
             or (len(before) == 2 and before[0] in _CAUSATIVE and last in _OBJECT))
 
 
-def _in_general(topic: str) -> str:
+def _in_general(topic: str, said: Sequence[str]) -> str:
     """``topic`` with each part's last noun in the plural where English only counts it
-    ("book" → "books", "feelings and book" → "feelings and books"; "art" stays)."""
+    and ``said`` uses that plural ("book" → "books", "feelings and book" → "feelings and
+    books"; "art" stays). The lexicon alone would count what a speaker does not
+    ("adoptions", "atmospheres")."""
+    words = {w for t in said for w in tokenize(t)}
     parts = []
     for part in topic.split(" and "):
         *head, last = part.split(" ")
-        parts.append(" ".join([*head, count_plural(last)]))
+        plural = count_plural(last)
+        parts.append(" ".join([*head, plural if plural in words else last]))
     return " and ".join(parts)
 
 
@@ -370,7 +374,8 @@ def _feeling(texts: Sequence[str], side: str) -> str:
 
 
 def claim_phrase(
-    texts: Sequence[str], stances: Sequence[str], schema_type: str, representative: str, *, root: bool = False
+    texts: Sequence[str], stances: Sequence[str], schema_type: str, representative: str, *, root: bool = False,
+    said: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The claim text for members with these texts and stances, and the topic it names.
 
@@ -386,7 +391,8 @@ def claim_phrase(
     verb frame reads from its most typical member, which must state the topic and speak
     of the person, not to a listener ("Your support means a lot" is no claim about the
     speaker), and from a member that states what holds when that one tells an episode
-    (see the module's docstring).
+    (see the module's docstring). A taste or a trigger names a kind of thing in the
+    plural when English only counts it and the members say it so ("Enjoys novels").
 
     Parameters
     ----------
@@ -402,6 +408,9 @@ def claim_phrase(
     root : bool
         The members are patterns: the claim names their common theme
         (:func:`_theme`).
+    said : sequence of str
+        What the members say in full, where a topic's plural is looked for (for a root,
+        its patterns' claims); ``texts`` when empty.
 
     Returns
     -------
@@ -431,7 +440,7 @@ def claim_phrase(
         frame = frames[stance]
         # A taste or a trigger is for a kind of thing ("Enjoys books"); a goal, a state or
         # a routine is about one thing of the person's (their shop, their novel).
-        shown = topic if schema_type in _ONE_THING else _in_general(topic)
+        shown = topic if schema_type in _ONE_THING else _in_general(topic, said or texts)
         phrase = frame.format(t=shown, f=_feeling(texts, stance) if "{f}" in frame else "")
         if stance in ("stopped", "started"):
             cause = _cause(texts)

@@ -51,7 +51,8 @@ def offline_summary(members: Sequence[Node], level: Level, schema_type: str) -> 
     texts = [_topic_of(n) if root else _main_clause(strip_summary_suffix(n.content)) for n in sample]
     stances = [member_stance(n.content, n.attributes) for n in sample]
     rep = _main_clause(medoid.content)
-    phrase, topic = claim_phrase(texts, stances, schema_type, rep, root=root)
+    phrase, topic = claim_phrase(texts, stances, schema_type, rep, root=root,
+                                 said=[n.content for n in sample] if root else ())
     named = bool(phrase)
     if not named:
         phrase = pattern_phrase(rep) or strip_summary_suffix(medoid.content).strip()
