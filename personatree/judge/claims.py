@@ -391,8 +391,9 @@ def claim_phrase(
     verb frame reads from its most typical member, which must state the topic and speak
     of the person, not to a listener ("Your support means a lot" is no claim about the
     speaker), and from a member that states what holds when that one tells an episode
-    (see the module's docstring). A taste or a trigger names a kind of thing in the
-    plural when English only counts it and the members say it so ("Enjoys novels").
+    (see the module's docstring). A claim other than a goal, a state or a routine names
+    a kind of thing in the plural when English only counts it and the members say it so
+    ("Enjoys novels").
 
     Parameters
     ----------
@@ -438,8 +439,8 @@ def claim_phrase(
         if not topic:
             return "", ""
         frame = frames[stance]
-        # A taste or a trigger is for a kind of thing ("Enjoys books"); a goal, a state or
-        # a routine is about one thing of the person's (their shop, their novel).
+        # A taste, a trigger or a trait is for a kind of thing ("Enjoys books"); a goal, a
+        # state or a routine is about one thing of the person's (their shop, their novel).
         shown = topic if schema_type in _ONE_THING else _in_general(topic, said or texts)
         phrase = frame.format(t=shown, f=_feeling(texts, stance) if "{f}" in frame else "")
         if stance in ("stopped", "started"):
