@@ -654,12 +654,12 @@ def test_a_claim_topic_is_used_as_a_noun_at_least_once() -> None:
     weather = ["The grey weather is hard, it affects my sleep.", "It affects how long I sit at my desk.",
                "She says it affects her too, the long winter."]
     assert "affects" not in shared_topic(weather).split()
-    # "working" in a progressive ("I've been working late", "keep working") names no work
-    # the person wants; a gerund used as a thing ("my favourite is painting") still names one.
     # "helps me trust", "made me feel": a bare verb after a causative and its object.
     steady = ["Yoga helps me trust my body again.", "Running made me trust the process.",
               "It lets me trust my own pace."]
     assert "trust" not in shared_topic(steady).split()
+    # "working" in a progressive ("I've been working late", "keep working") names no work
+    # the person wants; a gerund used as a thing ("my favourite is painting") still names one.
     grind = ["I've been working late all month.", "I'm working through the backlog now.",
              "Just keep working, I tell myself."]
     assert shared_topic(grind) == ""

@@ -341,7 +341,7 @@ def test_key_topic(sentence: str, topic: str) -> None:
         ("I'm a nurse.", "Is a nurse"),
         ("I've been feeling stressed at work.", "Feeling stressed at work"),
         ("I really enjoy jazz!", "Really enjoys jazz"),
-        # An adverb no list names is still no verb ("Wholeheartedlies agrees").
+        # An adverb no list names is still no verb ("Wholeheartedlies agree").
         ("I wholeheartedly agree with my brother.", "Wholeheartedly agrees with their brother"),
         ("I fly home every winter.", "Flies home every winter"),
         ("Well, I try to call my mom every day", "Tries to call their mom every day"),
