@@ -670,8 +670,8 @@ def test_a_claim_topic_is_used_as_a_noun_at_least_once() -> None:
 def test_what_it_was_like_names_no_claim() -> None:
     from personatree.judge.claims import shared_topic
 
-    # "a wild ride" says how the year went; "Enjoys rides" would be false.
-    year = ["It's been a wild ride since I opened the bakery, but I'm loving it!",
+    # "a bumpy ride" says how the year went; "Enjoys rides" would be false.
+    year = ["It's been a rocky ride since I opened the bakery, but I'm loving it!",
             "Honestly, it's definitely been a bumpy ride.", "It has been an odd ride so far, I admit."]
     assert "ride" not in shared_topic(year).split()
     # A ride the person takes still names one.

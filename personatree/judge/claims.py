@@ -98,7 +98,7 @@ _VERB_BEFORE = frozenset(
     can't couldn't haven't hasn't i we you they he she it who i'll we'll you'll they'll
     i'd we'd i've we've you've they've""".split()
 )
-# What a thing was like, said of "it" with an adjective ("It's been a wild ride!", "it
+# What a thing was like, said of "it" with an adjective ("It's been a bumpy ride!", "it
 # was such a fun night"): the noun says how something went, not what the person has or
 # does, so "Enjoys rides" would be false. Group 1 is the noun.
 _DESCRIBED_RE = re.compile(
@@ -178,7 +178,7 @@ def shared_topic(texts: Sequence[str], max_words: int = 3, *, min_share: float =
     used at least once where it is no verb (not after "to", a modal or a subject
     pronoun: "something to read" names no reading; not in "-ing" after a form of "be" or
     "keep": "I've been working" names no work; not after "helps me" and the like: "it
-    helps me trust myself" names no trust; nor as what "it" was like: "it's been a wild
+    helps me trust myself" names no trust; nor as what "it" was like: "it's been a bumpy
     ride" names no ride), held by at least two texts (one for
     one text) and by ``min_share`` of them qualifies; the most widely held picks the
     phrase: the most common key topic (:func:`~personatree.text.key_topic`) among the
