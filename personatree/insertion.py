@@ -37,7 +37,7 @@ from .graph import MemoryGraph
 from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
-from .speakers import same_person
+from .speakers import leaf_speaker, same_speaker, speaker_key
 from .stance import guard_psi, latest_change, node_stance
 from .text import about_listener, share_a_topic, stance_reading, strip_summary_suffix
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
@@ -88,6 +88,7 @@ def candidates_for(
         return []
     scores = index.scores(leaf.embedding)
     ids = index.ids
+    who = leaf_speaker(leaf)
     out: list[tuple[Node, float]] = []
     # Rank everything, then filter by κ: κ-compatible mids are a large share of all
     # mids, so scanning the ranked list stops early in practice. Another speaker's
@@ -98,7 +99,7 @@ def candidates_for(
         if sim < config.similarity_floor:
             break
         mid = graph.node(ids[i])
-        if registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type) and same_person(graph, leaf, mid):
+        if registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type) and same_speaker(who, speaker_key(graph, mid)):
             out.append((mid, sim))
             if len(out) >= config.candidates:
                 break

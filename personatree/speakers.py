@@ -19,7 +19,8 @@ from typing import Iterable, Sequence, cast
 from .graph import MemoryGraph
 from .types import EdgeKind, Level, Node
 
-__all__ = ["common_speaker", "leaf_speaker", "node_speaker", "same_person", "speaker_attributes", "speaker_prefix"]
+__all__ = ["NOBODY", "common_speaker", "leaf_speaker", "node_speaker", "same_person", "same_speaker", "speaker_attributes",
+           "speaker_key", "speaker_prefix"]
 
 
 def _name(value: object) -> str | None:
@@ -31,20 +32,32 @@ def leaf_speaker(node: Node) -> str | None:
     return _name(node.attributes.get("speaker"))
 
 
-# What a pattern with neither a speaker written nor supporting evidence in the tree
-# (seeded through the store, or its leaves all moved to the archive) tells: no name.
-_NOBODY = object()
+#: What a pattern with neither a speaker written nor supporting evidence in the tree
+#: (seeded through the store, or its leaves all moved to the archive) tells: no name.
+NOBODY = object()
 
 
-def _speaker_or_nobody(graph: MemoryGraph, node: Node) -> object:
-    """:func:`node_speaker`, or ``_NOBODY`` for a pattern that names nobody (one pass)."""
+def speaker_key(graph: MemoryGraph, node: Node) -> object:
+    """:func:`node_speaker`, or :data:`NOBODY` for a pattern that names nobody, in one
+    pass over its evidence: a caller comparing one node with many reads it once and
+    compares with :func:`same_speaker`.
+
+    Parameters
+    ----------
+    graph : MemoryGraph
+    node : Node
+
+    Returns
+    -------
+    str, None or NOBODY
+    """
     if node.level is Level.LEAF:
         return leaf_speaker(node)
     if "speaker" in node.attributes:
         return _name(node.attributes["speaker"])
     counts = Counter(node_speaker(graph, graph.node(c)) for c in graph.children(node.id, EdgeKind.SUPPORT))
     if not counts:
-        return _NOBODY
+        return NOBODY
     best = max(counts.values())
     return min((s for s, n in counts.items() if n == best), key=lambda s: (s is not None, s or ""))
 
@@ -65,8 +78,8 @@ def node_speaker(graph: MemoryGraph, node: Node) -> str | None:
     -------
     str or None
     """
-    found = _speaker_or_nobody(graph, node)
-    return None if found is _NOBODY else cast("str | None", found)
+    found = speaker_key(graph, node)
+    return None if found is NOBODY else cast("str | None", found)
 
 
 def same_person(graph: MemoryGraph, a: Node, b: Node) -> bool:
@@ -82,11 +95,22 @@ def same_person(graph: MemoryGraph, a: Node, b: Node) -> bool:
     -------
     bool
     """
-    first = _speaker_or_nobody(graph, a)
-    if first is _NOBODY:
-        return True
-    second = _speaker_or_nobody(graph, b)
-    return second is _NOBODY or first == second
+    first = speaker_key(graph, a)
+    return first is NOBODY or same_speaker(first, speaker_key(graph, b))
+
+
+def same_speaker(a: object, b: object) -> bool:
+    """:func:`same_person` of two :func:`speaker_key` values (pure).
+
+    Parameters
+    ----------
+    a, b : str, None or NOBODY
+
+    Returns
+    -------
+    bool
+    """
+    return a is NOBODY or b is NOBODY or a == b
 
 
 def common_speaker(speakers: Iterable[str | None]) -> str | None:

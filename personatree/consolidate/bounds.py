@@ -32,7 +32,7 @@ from ..graph import MemoryGraph
 from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..speakers import same_person
+from ..speakers import same_speaker, speaker_key
 from ..types import Edge, EdgeKind, Level, Node
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import strip_summary_suffix
@@ -286,12 +286,13 @@ def merge_mids(
             vecs = np.stack([np.asarray(m.embedding, dtype=np.float32) for m in mids])
             sims = vecs @ vecs.T
             # Two people's patterns never merge, however alike (:mod:`personatree.speakers`).
+            who = [speaker_key(graph, m) for m in mids]
             absorbed: set[int] = set()
             for i in range(len(mids)):
                 if i in absorbed:
                     continue
                 for j in range(i + 1, len(mids)):
-                    if (j in absorbed or sims[i, j] < threshold or not same_person(graph, mids[i], mids[j])
+                    if (j in absorbed or sims[i, j] < threshold or not same_speaker(who[i], who[j])
                             or not mergeable(mids[i], mids[j], ratio)):
                         continue
                     moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)

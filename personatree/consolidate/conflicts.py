@@ -28,7 +28,7 @@ from ..insertion import add_evidence, refresh_change, stance_checked
 from ..ports import Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..speakers import same_person
+from ..speakers import leaf_speaker, same_speaker, speaker_key
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
@@ -79,6 +79,7 @@ def record_conflicts(
         mid = g.node(made.id)
         if mid.embedding is None:
             continue
+        who = speaker_key(g, mid)
         sims = vectors @ np.asarray(mid.embedding, dtype=np.float32)
         hits = np.flatnonzero((sims >= insertion.similarity_floor) & (firsts > mid.t_first.timestamp()))
         hits = hits[np.argsort(-sims[hits], kind="stable")][:per_mid]
@@ -86,7 +87,7 @@ def record_conflicts(
             leaf = leaves[i]
             if (leaf.id in g and g.edge(leaf.id, mid.id) is None
                     and registry.kappa(leaf.schema_type, Level.LEAF, mid.schema_type)
-                    and not about_listener(leaf.content) and same_person(g, leaf, mid)):
+                    and not about_listener(leaf.content) and same_speaker(leaf_speaker(leaf), who)):
                 # One person's statement never contradicts another's pattern.
                 pairs.append((leaf, mid, float(sims[i])))
     verdicts = judge.validate(pairs) if pairs else []

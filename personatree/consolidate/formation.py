@@ -24,7 +24,7 @@ from ..insertion import add_evidence
 from ..ports import Embedder, Judge
 from ..render import node_confidence
 from ..schema import SchemaRegistry
-from ..speakers import leaf_speaker, node_speaker, same_person, speaker_attributes
+from ..speakers import leaf_speaker, same_speaker, speaker_attributes, speaker_key
 from ..stance import node_group, node_stance, pattern_stance
 from ..text import about_listener
 from ..types import Edge, EdgeKind, Level, Node
@@ -183,20 +183,23 @@ def promote_mids(
     out: list[Promotion] = []
     fresh: dict[tuple[str, int, str], list[tuple[Node, float]]] = {}
     roots = sorted((r for r in g.nodes(Level.ROOT) if r.embedding is not None), key=lambda n: n.id)
+    # Each root's speaker, read once; re-read only for a root that gains a pattern.
+    root_who = {r.id: speaker_key(g, r) for r in roots}
     for mid, conf, rt in ready:
         best, best_sim = None, cfg.root_similarity
-        who = node_speaker(g, mid)
+        who = speaker_key(g, mid)  # a mid ready to promote has evidence: a name or None
         for r in roots:
             sim = float(np.asarray(r.embedding) @ np.asarray(mid.embedding))
             if (r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim
-                    and same_person(g, r, mid)):
+                    and same_speaker(root_who[r.id], who)):
                 best, best_sim = r, sim
         if best is None:
-            fresh.setdefault((rt, node_group(mid), who or ""), []).append((mid, conf))
+            fresh.setdefault((rt, node_group(mid), who if isinstance(who, str) else ""), []).append((mid, conf))
             continue
         psi = root_psi(conf)
         w = add_evidence(best, psi, mid.t_last, registry, confidence)
         g.add_edge(Edge(mid.id, best.id, EdgeKind.SUPPORT, psi, w, "consolidation: joins a similar root", now))
+        root_who[best.id] = speaker_key(g, best)  # a root that named nobody names this mid's speaker now
         out.append(Promotion(best.id, rt, best.content, (mid.id,), False, node_confidence(best, registry, now)))
     for rt, side, speaker in sorted(fresh):
         mids = fresh[(rt, side, speaker)]
