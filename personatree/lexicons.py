@@ -736,8 +736,10 @@ TOPIC_SKIP: frozenset[str] = (
 # Words that cannot name a pattern (:func:`personatree.text.can_name`), though they
 # pass as content words: verbs of chat and of everyday doing ("shares", "talked",
 # "wait" of "can't wait"), evaluative adjectives ("stunning", "different"), vague
-# nouns ("thing", "difference" of "make a difference") and interjections. A claim
-# "Enjoys shares" or "Going through difference" tells an agent nothing true.
+# nouns ("thing", "difference" of "make a difference"), interjections, a pronoun with
+# its verb ("she'd") and words for a number or an amount ("two", "tons"). A claim
+# "Enjoys shares", "Going through difference" or "Interested in two" tells an agent
+# nothing true.
 NOT_NAMING: frozenset[str] = frozenset(
     """share find bring mean turn stay hold catch check add ask believe remember wait agree
     talk chat happen matter play watch support push open lose connect escape manage
@@ -758,6 +760,9 @@ NOT_NAMING: frozenset[str] = frozenset(
     essential crucial vital necessary possible certain usual main
     around onto into upon along across away forward ahead together instead plus apart beyond
     within toward towards behind
+    he'd he'll she'd she'll they'd they'll it'd that'd who'd who'll there'd
+    two three four five six seven eight nine ten eleven twelve twenty fifty hundred thousand
+    first second third dozen half tons ton bunch loads plenty handful heaps
     lucky super found brought meant held caught lost heard sent spent won sat stood left
     remind recommend see back key cathartic safe wow woah whoa woohoo yay hey hi hello
     oh ah yep yeah nope hmm haha lol omg gosh""".split()

@@ -19,9 +19,10 @@ from personatree.consolidate import (
     consolidate_user,
 )
 from personatree.consolidate.apply import apply_rebased
+from personatree.consolidate.formation import promote_mids, type_vectors
 from personatree.consolidate.synthetic import build_graph, noise_leaves, planted_leaves
 from personatree.judge import OfflineJudge
-from personatree.types import EdgeKind, Level
+from personatree.types import EdgeKind, Level, Node
 
 from .conftest import T0
 
@@ -70,6 +71,28 @@ def test_a_burst_makes_no_root_but_the_same_mentions_spread_over_weeks_do(regist
         assert len(plan.new_mids) == 1 and plan.new_mids[0].confidence >= 0.7
         assert bool(plan.promotions) is want_root, plan.describe()
         assert not consolidator(registry, judge, embedder).plan(g, at).promotions
+
+
+@pytest.mark.parametrize("claim, joins", [("Engaged with quiet hotels", True), ("Engaged with spreadsheets", False)])
+def test_a_pattern_joins_a_root_only_when_the_judge_reads_it_as_support(claim, joins, registry, embedder,
+                                                                         judge) -> None:
+    # A root of every root type, as near the pattern as a root can be (its vector is the
+    # pattern's): one whose claim is about something else must not take the pattern.
+    leaves = planted_leaves(1, 20, T0, seed=4, span_days=42.0)
+    g = build_graph("u", leaves, registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder, min_root_mids=1)
+    apply_plan(g, consolidator(registry, judge, embedder, min_root_mids=2).plan(g, NOW), registry, c.config)
+    (mid,) = g.nodes(Level.MID)
+    roots = [Node(id=f"root_{t.name}", user_id="u", level=Level.ROOT, schema_type=t.name, content=claim,
+                  attributes={"stance": mid.attributes["stance"]}, t_first=T0, t_last=T0, logit=1.0, n_support=2,
+                  embedding=np.asarray(mid.embedding, dtype=np.float32))
+             for t in registry.types_at(Level.ROOT)]
+    for r in roots:
+        g.add_node(r)
+    (promotion,) = promote_mids(g, NOW, c.config, registry, judge, c.confidence,
+                                type_vectors(embedder, registry, Level.ROOT))
+    assert promotion.new is not joins
+    assert (promotion.root_id in {r.id for r in roots}) is joins
 
 
 def test_consolidating_twice_changes_nothing_the_second_time(registry, embedder, judge) -> None:

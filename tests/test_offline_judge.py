@@ -513,6 +513,15 @@ def test_a_trigger_names_the_feeling_its_members_name(judge, texts, stance, clai
     assert s.attributes["stance"] == stance
 
 
+def test_a_trigger_is_never_named_by_the_feeling_it_sets_off() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    lines = ["Reading gives me such comfort.", "My books are a comfort on bad days.",
+             "Curling up with a novel and some reading is my comfort."]
+    phrase, topic = claim_phrase(lines, ["positive"] * 3, "trigger", lines[0])
+    assert topic == "reading" and phrase == "Finds reading comforting"
+
+
 def test_a_positive_claim_is_never_about_the_hardship_that_helps() -> None:
     from personatree.judge.claims import claim_phrase
 
@@ -579,6 +588,9 @@ def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> N
     cousins = ["Let's plan a weekend with our cousins soon.", "Our cousins came over for a barbecue last week.",
                "We went camping with our cousins in June."]
     assert claim_phrase(cousins, ["neutral"] * 3, "relationship", cousins[0])[0] == "Often talks about cousins"
+    # Nor someone's words said once, quoted.
+    calls = ["I called out to Ruth, 'Over here!'", "I met Ruth at the station.", "Ruth rang me from the ferry."]
+    assert claim_phrase(calls, ["neutral"] * 3, "relationship", calls[0])[0] == "Often talks about Ruth"
 
 
 def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None:
@@ -587,8 +599,43 @@ def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None
             node(embedder, "Enjoys cooking (3 mentions, Mar 2024)", "preference", Level.MID, nid="m2",
                  attributes={"stance": "positive"}, n_support=3)]
     r = judge.summarize(mids, Level.ROOT, "personality")
-    assert "hiking" in r.content and "cooking" in r.content
-    assert r.content not in {"Enjoys hiking", "Enjoys cooking"}
+    # Their topics joined ("hiking and cooking") would state no trait: no claim.
+    assert r.attributes["named"] is False
+
+
+def test_a_big_pattern_is_never_named_by_one_members_sentence() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # Eight lines of a memoir about one friend: the most typical one tells one moment.
+    # Named by it, the pattern would show one sentence with eight mentions (x8).
+    told = ["Tomas and I giggled until the bus driver glared at us.", "I waited for Tomas by the gate.",
+            "Tomas showed me his new penknife behind the shed.", "I told Tomas the secret about the attic.",
+            "Tomas dared me to jump from the boathouse roof.", "I lent Tomas my red scarf on the ferry.",
+            "Tomas and I traded marbles at break.", "I followed Tomas down to the harbour after school."]
+    assert claim_phrase(told, ["neutral"] * 8, "relationship", told[0]) == ("Often talks about Tomas", "tomas")
+    # What most of them say in the same words does name it.
+    works = ["I work night shifts at the bakery.", "Night shifts at the bakery wear me out.",
+             "I start my night shifts at the bakery at ten.", "The bakery night shifts pay well.",
+             "I work at the bakery, mostly night shifts.", "My night shifts at the bakery start soon.",
+             "I have worked at the bakery for two years."]
+    assert claim_phrase(works, ["neutral"] * 7, "fact", works[0])[0] == "Works night shifts at the bakery"
+    # A few lines that say one thing in other words are still named by the typical one.
+    few = ["I live in Porto with my partner.", "Porto has been home for six years.", "Our flat in Porto is tiny."]
+    assert claim_phrase(few, ["neutral"] * 3, "fact", few[0])[0] == "Lives in Porto with their partner"
+
+
+def test_a_root_is_named_by_what_most_of_its_patterns_share() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # Two of seven patterns mention the sea: the other five are not about it.
+    topics = ["sea", "sea swimming", "violin", "chess", "bread baking", "spreadsheets", "crosswords"]
+    assert claim_phrase(topics, ["positive"] * 7, "personality", topics[0], root=True) == ("", "")
+    # Three of five share it.
+    sea = ["sea", "sea swimming", "sea kayaking", "chess", "violin"]
+    phrase, topic = claim_phrase(sea, ["positive"] * 5, "personality", sea[0], root=True)
+    assert topic == "sea" and phrase == "Drawn to sea"
+    # Two patterns without a shared word: no claim joins them.
+    assert claim_phrase(["violin", "chess"], ["positive"] * 2, "personality", "violin", root=True) == ("", "")
 
 
 @pytest.mark.parametrize("word", ["hiking", "sushi", "pottery", "volunteering", "yoga", "calls", "family", "speed",
@@ -601,7 +648,8 @@ def test_words_that_name_a_pattern(word: str) -> None:
 
 @pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
                                   "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
-                                  "delicious", "nervous", "essential", "crucial", "plus", "together", "forward"])
+                                  "delicious", "nervous", "essential", "crucial", "plus", "together", "forward",
+                                  "she'd", "they'll", "two", "dozen", "tons", "bunch"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 

@@ -161,8 +161,9 @@ def promote_mids(
     confidence: ConfidenceConfig,
     root_vectors: Mapping[str, np.ndarray],
 ) -> list[Promotion]:
-    """Promote every loose mid that meets the criteria: join a similar existing root of
-    its root type, stance side and speaker, or form new roots from similarity groups of
+    """Promote every loose mid that meets the criteria: join the most similar existing
+    root of its root type, stance side and speaker that the judge reads it as support of
+    (:meth:`~personatree.ports.Judge.validate`), or form new roots from similarity groups of
     at least ``min_root_mids`` mids of one root type, one stance side and one speaker
     (:mod:`personatree.speakers`: a claim is about one person).
 
@@ -186,13 +187,18 @@ def promote_mids(
     # Each root's speaker, read once; re-read only for a root that gains a pattern.
     root_who = {r.id: speaker_key(g, r) for r in roots}
     for mid, conf, rt in ready:
-        best, best_sim = None, cfg.root_similarity
         who = speaker_key(g, mid)  # a mid ready to promote has evidence: a name or None
+        near: list[tuple[float, Node]] = []
         for r in roots:
             sim = float(np.asarray(r.embedding) @ np.asarray(mid.embedding))
-            if (r.schema_type == rt and node_group(r) == node_group(mid) and sim >= best_sim
+            if (r.schema_type == rt and node_group(r) == node_group(mid) and sim >= cfg.root_similarity
                     and same_speaker(root_who[r.id], who)):
-                best, best_sim = r, sim
+                near.append((sim, r))
+        near.sort(key=lambda x: (-x[0], x[1].id))
+        # A root's claim was written for the patterns it has: a new one joins it only
+        # when the judge reads it as support of that claim, as a leaf joins a pattern.
+        verdicts = judge.validate([(mid, r, sim) for sim, r in near]) if near else []
+        best = next((r for (_, r), v in zip(near, verdicts) if v.label == "support"), None)
         if best is None:
             fresh.setdefault((rt, node_group(mid), who if isinstance(who, str) else ""), []).append((mid, conf))
             continue

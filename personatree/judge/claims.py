@@ -8,9 +8,11 @@ generator: a verb chosen by (claim type, stance) in front of the shared topic ph
 (:func:`shared_topic`). Types whose claims are statements rather than sides ("Lives in
 Porto", "Has a sister in Leeds") read from their most typical member, stripped of its
 episodic details (:func:`general_phrase`), or from another member when that one tells a
-single episode ("Went to a council meeting") or points at something ("Here's the
-agency I picked"); when every member does, the claim is the topic the person keeps
-coming back to ("Often talks about adoption").
+single episode ("Went to a council meeting"), points at something ("Here's the
+agency I picked") or quotes someone; when every member does, or when one member's
+words are not what enough of a big pattern's members say, the claim is the topic the
+person keeps coming back to ("Often talks about adoption"). A claim over patterns names
+a theme enough of them share, or is not made.
 
 Everything here is a pure function of its input.
 """
@@ -126,6 +128,10 @@ _POINTING = frozenset("here here's this that these those it it's they they're th
 # First words of a proposal ("Let's keep in touch more"): a plan put to the listener, not
 # what holds of the person.
 _PROPOSING = frozenset("let's lets shall".split())
+# A quotation opened in a claim ("Then called out, 'Anna, Tom…"): someone's words said
+# once, one episode, not what holds of the person. An apostrophe after a letter
+# ("Tom's", "can't", "the kids' room") is no quotation mark.
+_QUOTING_RE = re.compile(r"[\"“”‘]|(?<![A-Za-z])'")
 # Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
 _ED_PRESENT = frozenset(
     """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
@@ -133,6 +139,9 @@ _ED_PRESENT = frozenset(
     scared worried tired bored pleased""".split())
 # Hardships as the topic counter reads them (its lemmas).
 _HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
+# The feelings a trigger names: never what sets the feeling off ("Finds comfort
+# comforting", "Finds joy uplifting" say nothing).
+_FEELING_WORDS = frozenset(lemma(w) for _, word, cues in TRIGGER_FEELINGS for w in (word, *cues))
 
 # The cause of a stop or a start, when the members share one ("after a knee injury").
 _CAUSE_RE = re.compile(r"\b(after|because of|due to|since)\s+(?:my|the|a|an|our|his|her)\s+((?:[a-z'-]+\s+){0,2}[a-z'-]+)", re.I)
@@ -329,19 +338,14 @@ def _cause(texts: Sequence[str]) -> str:
 
 
 def _theme(texts: Sequence[str], avoid: frozenset[str] = frozenset()) -> str:
-    """What two or more patterns share; without a shared word, their two main topics
-    joined ("hiking and cooking"), so a root never repeats one pattern alone."""
-    topic = shared_topic(texts, avoid=avoid)
-    if topic or len(texts) < 2:
-        return topic
-    own: list[str] = []
-    for t in texts:
-        kt = shared_topic([t], avoid=avoid)
-        if kt and kt not in own:
-            own.append(kt)
-        if len(own) == 2:
-            break
-    return " and ".join(own) if len(own) == 2 else ""
+    """What two or more patterns share, held by :data:`MIN_TOPIC_SHARE` of them, or "".
+
+    A word two of ten patterns share is not what the other eight are about. Patterns
+    that share none get no claim: their topics joined ("table and kitchen", "onion and
+    eyes") would state no trait, only repeat the patterns, and an agent would read it
+    as one.
+    """
+    return shared_topic(texts, min_share=MIN_TOPIC_SHARE, avoid=avoid)
 
 
 def _topic(texts: Sequence[str], representative: str, i_lines: int, *, names: bool,
@@ -387,7 +391,10 @@ def claim_phrase(
     (they say "you" or call the listener by name), and members none of which says "I".
     A positive claim never names a hardship (:data:`~personatree.lexicons.HARDSHIPS`):
     "art got me through my struggles" is about art. A trigger names the feeling its
-    members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`). A type without a
+    members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`), and no feeling word
+    names what sets it off. A fact or a relationship of more than :data:`SMALL_PATTERN`
+    members reads from one member only when enough members say its words
+    (:func:`_said_by_enough`). A type without a
     verb frame reads from its most typical member, which must state the topic and speak
     of the person, not to a listener ("Your support means a lot" is no claim about the
     speaker), and from a member that states what holds when that one tells an episode
@@ -435,6 +442,8 @@ def claim_phrase(
         # the hardship the members speak of ("art got me through my struggles").
         avoid = _HARDSHIPS if stance == "positive" or (schema_type == "goal" and stance == "neutral") \
             else frozenset()
+        if "{f}" in frames[stance]:
+            avoid = avoid | _FEELING_WORDS
         topic = _theme(texts, avoid) if root else _topic(texts, representative, i_lines, names=False, avoid=avoid)
         if not topic:
             return "", ""
@@ -453,16 +462,39 @@ def claim_phrase(
     phrase = _statement(representative, topic, keep_places)
     if not topic or not phrase:
         return "", ""
-    if _holds(phrase, representative):
+    # Of more than SMALL_PATTERN members, what each says, to check that a claim read
+    # from one of them is said by enough of them (_said_by_enough).
+    held = [content_lemmas(tokenize(t)) for t in texts] if len(texts) > SMALL_PATTERN else None
+    if _holds(phrase, representative) and _said_by_enough(phrase, topic, held):
         return phrase, topic
     # The most typical member tells one episode ("Went to a pride parade last week")
     # or points at something shown ("Here's the agency I picked"): a member that states
     # what holds names the pattern, else the topic the person keeps coming back to.
     for text in texts:
         other = _statement(text, topic, keep_places)
-        if other and _holds(other, text):
+        if other and _holds(other, text) and _said_by_enough(other, topic, held):
             return other, topic
     return f"Often talks about {_as_said(topic, texts)}", topic
+
+
+def _said_by_enough(phrase: str, topic: str, held: Sequence[frozenset[str]] | None) -> bool:
+    """Whether a claim read from one member says what the pattern's members say.
+
+    ``held``: each member's content lemmas, or ``None`` for a few members (up to
+    :data:`SMALL_PATTERN`), which say one thing in other words and rarely repeat one
+    (see :func:`_topic`), so that any of their statements names them. Of a bigger
+    pattern, one member's words beyond the topic ("giggled with Tomas on the bus",
+    "works nights at the bakery") must be shared: at least half of them held by
+    :data:`MIN_TOPIC_SHARE` of the members. Otherwise the claim would copy one
+    sentence and show it with every member's mentions.
+    """
+    if held is None:
+        return True
+    own = content_lemmas(tokenize(phrase)) - {lemma(w) for w in tokenize(topic)}
+    if not own:
+        return True
+    need = math.ceil(len(own) / 2)
+    return sum(len(own & h) >= need for h in held) >= MIN_TOPIC_SHARE * len(held)
 
 
 def _as_said(topic: str, texts: Sequence[str]) -> str:
@@ -491,9 +523,9 @@ def _holds(phrase: str, text: str) -> bool:
     ("Went to a council meeting") unless it changed the person's life ("Moved to
     Porto", :func:`~personatree.text.is_change`), nor a line pointing at something
     ("Here's the agency they picked", "They were great"), nor a proposal ("Let's
-    visit their parents more")."""
+    visit their parents more"), nor a quotation ("Told them, 'See you at six'")."""
     words = tokenize(phrase)
-    if not words or words[0] in _POINTING or words[0] in _PROPOSING:
+    if not words or words[0] in _POINTING or words[0] in _PROPOSING or _QUOTING_RE.search(phrase):
         return False
     # An irregular past anywhere ("One memory for them was …"); a regular one as the
     # verb, first or after a short subject ("Attended …", "Our club hosted …"): later,

@@ -276,8 +276,12 @@ class OfflineJudge:
         embeddings the earliest member.
 
         - MID: the claim plus count and span, "Enjoys hiking (5 mentions, Mar–Jun 2024)".
-        - ROOT (members are mids): the theme the patterns share, without the suffix;
-          patterns with no word in common give their two main topics joined.
+          Of more than five members, a fact or a relationship reads from one member
+          only when 30 % of the members say at least half of its words beyond the
+          topic, else "Often talks about …".
+        - ROOT (members are mids): the theme at least 30 % of the patterns share,
+          without the suffix; patterns with none in common are ``named`` False (their
+          topics joined would state no trait).
 
         ``mentions`` is Σ max(1, n_support) over the members (a leaf counts once).
         Attributes: ``medoid``, ``mentions``, ``members``, ``span``, ``polarity``,
