@@ -12,13 +12,16 @@ against it, the reason), so a person can read what an agent would be shown, and 
 By default both speakers are the person (as the benchmark ingests them). With
 ``--user first`` (the speaker who speaks first) or ``--user second`` the conversation
 is read as a chat export of that speaker: their turns are the user's, the other
-speaker's are the assistant's.
+speaker's are the assistant's. With ``--knowme N`` the path is a KnowMe dataset folder
+and its narrator's first N entries are one person's imported history (a memoir told in
+the first person, unlike a chat).
 
 Usage::
 
     python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --consolidate end
     python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --limit 1 --show
     python benchmarks/claims_census.py ../shared/data/locomo/locomo_dev.json --limit 2 --user second
+    python benchmarks/claims_census.py ../shared/data/knowme/dataset1 --knowme 800 --show
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from personatree.types import EdgeKind, Level  # noqa: E402
 from personatree_bench.datasets import load_locomo  # noqa: E402
+from personatree_bench.datasets.knowme import load_knowme  # noqa: E402
 from personatree_bench.engine import PersonaTreeEngine  # noqa: E402
 from personatree_bench.resources import CachedEmbedder, default_embedder, make_token_counter  # noqa: E402
 from personatree_bench.types import Turn  # noqa: E402
@@ -57,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--members", action="store_true", help="with --show: each claim's support under it")
     ap.add_argument("--user", choices=("both", "first", "second"), default="both",
                     help="whose chat export the conversation is (default: both speakers are the person)")
+    ap.add_argument("--knowme", type=int, default=None, metavar="N",
+                    help="path is a KnowMe dataset folder: its first N entries")
     args = ap.parse_args(argv)
 
-    convs = load_locomo(args.path).conversations[args.skip:][: args.limit]
+    data = load_knowme(args.path, limit=args.knowme) if args.knowme else load_locomo(args.path)
+    convs = data.conversations[args.skip:][: args.limit]
     emb = CachedEmbedder(default_embedder())
     engine = PersonaTreeEngine(emb, make_token_counter("gpt-4o-mini"), consolidate=args.consolidate)
     types: Counter[str] = Counter()
