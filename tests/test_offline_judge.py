@@ -588,9 +588,6 @@ def test_a_pattern_read_from_one_member_states_what_holds_not_one_episode() -> N
     cousins = ["Let's plan a weekend with our cousins soon.", "Our cousins came over for a barbecue last week.",
                "We went camping with our cousins in June."]
     assert claim_phrase(cousins, ["neutral"] * 3, "relationship", cousins[0])[0] == "Often talks about cousins"
-    # Nor someone's words said once, quoted.
-    calls = ["I called out to Ruth, 'Over here!'", "I met Ruth at the station.", "Ruth rang me from the ferry."]
-    assert claim_phrase(calls, ["neutral"] * 3, "relationship", calls[0])[0] == "Often talks about Ruth"
 
 
 def test_a_root_over_unrelated_patterns_repeats_neither(judge, embedder) -> None:

@@ -8,8 +8,8 @@ generator: a verb chosen by (claim type, stance) in front of the shared topic ph
 (:func:`shared_topic`). Types whose claims are statements rather than sides ("Lives in
 Porto", "Has a sister in Leeds") read from their most typical member, stripped of its
 episodic details (:func:`general_phrase`), or from another member when that one tells a
-single episode ("Went to a council meeting"), points at something ("Here's the
-agency I picked") or quotes someone; when every member does, or when one member's
+single episode ("Went to a council meeting") or points at something ("Here's the
+agency I picked"); when every member does, or when one member's
 words are not what enough of a big pattern's members say, the claim is the topic the
 person keeps coming back to ("Often talks about adoption"). A claim over patterns names
 a theme enough of them share, or is not made.
@@ -128,10 +128,6 @@ _POINTING = frozenset("here here's this that these those it it's they they're th
 # First words of a proposal ("Let's keep in touch more"): a plan put to the listener, not
 # what holds of the person.
 _PROPOSING = frozenset("let's lets shall".split())
-# A quotation opened in a claim ("Then called out, 'Anna, Tom…"): someone's words said
-# once, one episode, not what holds of the person. An apostrophe after a letter
-# ("Tom's", "can't", "the kids' room") is no quotation mark.
-_QUOTING_RE = re.compile(r"[\"“”‘]|(?<![A-Za-z])'")
 # Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
 _ED_PRESENT = frozenset(
     """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
@@ -523,9 +519,9 @@ def _holds(phrase: str, text: str) -> bool:
     ("Went to a council meeting") unless it changed the person's life ("Moved to
     Porto", :func:`~personatree.text.is_change`), nor a line pointing at something
     ("Here's the agency they picked", "They were great"), nor a proposal ("Let's
-    visit their parents more"), nor a quotation ("Told them, 'See you at six'")."""
+    visit their parents more")."""
     words = tokenize(phrase)
-    if not words or words[0] in _POINTING or words[0] in _PROPOSING or _QUOTING_RE.search(phrase):
+    if not words or words[0] in _POINTING or words[0] in _PROPOSING:
         return False
     # An irregular past anywhere ("One memory for them was …"); a regular one as the
     # verb, first or after a short subject ("Attended …", "Our club hosted …"): later,
