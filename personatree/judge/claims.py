@@ -135,8 +135,8 @@ _ED_PRESENT = frozenset(
     scared worried tired bored pleased""".split())
 # Hardships as the topic counter reads them (its lemmas).
 _HARDSHIPS = frozenset(lemma(w) for w in HARDSHIPS)
-# The feelings a trigger names: never what sets the feeling off ("Finds comfort
-# comforting", "Finds joy uplifting" say nothing).
+# The feelings a trigger names: never what sets the feeling off ("Finds joy
+# uplifting", "Finds calm calming" say nothing).
 _FEELING_WORDS = frozenset(lemma(w) for _, word, cues in TRIGGER_FEELINGS for w in (word, *cues))
 
 # The cause of a stop or a start, when the members share one ("after a knee injury").
@@ -337,8 +337,8 @@ def _theme(texts: Sequence[str], avoid: frozenset[str] = frozenset()) -> str:
     """What two or more patterns share, held by :data:`MIN_TOPIC_SHARE` of them, or "".
 
     A word two of ten patterns share is not what the other eight are about. Patterns
-    that share none get no claim: their topics joined ("table and kitchen", "onion and
-    eyes") would state no trait, only repeat the patterns, and an agent would read it
+    that share none get no claim: their topics joined ("kettle and violin", "chess and
+    umbrellas") would state no trait, only repeat the patterns, and an agent would read it
     as one.
     """
     return shared_topic(texts, min_share=MIN_TOPIC_SHARE, avoid=avoid)
