@@ -38,8 +38,9 @@ from .index import top_k
 from .ports import Judge
 from .schema import SchemaRegistry
 from .speakers import leaf_speaker, same_speaker, speaker_key
-from .stance import guard_psi, latest_change, node_stance
-from .text import about_listener, share_a_topic, stance_reading, strip_summary_suffix
+from .stance import guard_psi, latest_change, node_stance, side_of
+from .text import about_listener, content_lemmas, share_a_topic, stance_reading, strip_summary_suffix, tokenize
+from .text.scope import takes_side_on
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
 __all__ = [
@@ -165,14 +166,16 @@ def stance_checked(
 
     Opposite stances on one topic are a conflict whatever the judge said: the leaf is
     at least ``stance_topic_similarity`` similar to the mid, names its topic
-    (:func:`names_topic`) and takes its side with more than a feeling (a like or
+    (:func:`names_topic`), takes its side with more than a feeling (a like or
     dislike, an idiom, a stop or a start, a denial: see
-    :func:`~personatree.text.stance.stance_reading`). Otherwise an opposite-stance
-    leaf is at most unrelated, never support: it is about something else ("Staying
-    positive helps in tough times" is close to any upbeat pattern of the person's, and
-    says nothing against their stretching routine), or it tells how one episode felt
-    or went ("I had a rough game last week", "we didn't reach the summit" are no change of
-    mind about basketball). A conflict the judge itself found stands either way.
+    :func:`~personatree.text.stance.stance_reading`) and takes it *on* that topic
+    (:func:`side_on_topic`). Otherwise an opposite-stance leaf is at most unrelated,
+    never support: it is about something else ("Staying positive helps in tough times"
+    is close to any upbeat pattern of the person's, and says nothing against their
+    stretching routine; "I heard the coach shout: 'No running!'" denies running, not
+    the coach), or it tells how one episode felt or went ("I had a rough game last
+    week", "we didn't reach the summit" are no change of mind about basketball). A
+    conflict the judge itself found stands either way.
 
     Returns
     -------
@@ -188,6 +191,8 @@ def stance_checked(
         return min(psi, 0.0), "unrelated", f"{why}, off topic (no word of its topic)"
     if new_psi < 0 and _tells_an_episode(leaf.content):
         return min(psi, 0.0), "unrelated", f"{why}, a feeling about an episode"
+    if new_psi < 0 and not side_on_topic(leaf, mid):
+        return min(psi, 0.0), "unrelated", f"{why}, its side is taken on something else"
     return new_psi, "conflict" if new_psi < 0 else "unrelated", why
 
 
@@ -196,6 +201,34 @@ def _tells_an_episode(text: str) -> bool:
     # How one time felt or went, no side taken. A consolidation pass asks this of one
     # leaf against many mids.
     return stance_reading(text)[1] in ("affect", "episode")
+
+
+def side_on_topic(leaf: Node, mid: Node) -> bool:
+    """Whether ``leaf`` takes its stance's side on ``mid``'s topic in one clause
+    (:func:`~personatree.text.scope.takes_side_on`): "I noticed he wore a raincoat, no
+    hat" denies a hat, not the raincoat.
+
+    A stance its words do not carry (the words read another side or none: a judge
+    read it from more than the words) is taken as given.
+
+    Parameters
+    ----------
+    leaf, mid : Node
+
+    Returns
+    -------
+    bool
+    """
+    side = side_of(node_stance(leaf))
+    if side_of(stance_reading(leaf.content)[0]) != side:
+        return True
+    return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side)
+
+
+def _topic_text(mid: Node) -> str:
+    # The topic the mid's claim names, or its claim when it has none.
+    topic = mid.attributes.get("topic") if mid.attributes else None
+    return topic if isinstance(topic, str) and topic.strip() else strip_summary_suffix(mid.content)
 
 
 def names_topic(leaf: Node, mid: Node) -> bool:
@@ -211,9 +244,7 @@ def names_topic(leaf: Node, mid: Node) -> bool:
     -------
     bool
     """
-    topic = mid.attributes.get("topic") if mid.attributes else None
-    text = topic if isinstance(topic, str) and topic.strip() else strip_summary_suffix(mid.content)
-    return share_a_topic(text, leaf.content)
+    return share_a_topic(_topic_text(mid), leaf.content)
 
 
 def refresh_change(graph: MemoryGraph, mid_id: str) -> bool:

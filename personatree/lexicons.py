@@ -382,10 +382,17 @@ UNBEATEN_LINKS: frozenset[str] = frozenset(
 # lookbehinds keep "got used to it" / "I'm used to" from counting, and "any more" counts
 # only at the end of a clause ("I don't swim any more", not "any more questions").
 CESSATION_RE: re.Pattern[str] = re.compile(
-    # "I stopped by the bakery", "stopped off in Leeds": a visit, not an end.
-    r"\b(?:stopped(?! (?:by|off)\b)|(?:had|have had|was forced) to stop|quit|quitting|quits|gave up|give up|"
+    # "I stopped by the bakery", "stopped off in Leeds": a visit, not an end; "I stopped
+    # at the gate", "stopped dead", "the rain had stopped.": a halt, nothing given up
+    # (a stop that ends a habit names it: "stopped running", "stopped the lessons").
+    r"\b(?:stopped(?! (?:by|off|at|beside|behind|before|in front|in my tracks|in our tracks|dead|short"
+    r"|outside|there|here|and|to|for(?! good)|near|next to|on the|in the|mid|halfway)\b)"
+    r"(?!\s*(?:[.,;:!?)\u2014\u2013-]|$))"
+    r"|(?:had|have had|was forced) to stop|quit|quitting|quits|gave up|give up|"
     r"given up|giving up|no longer|not anymore|anymore|any more(?=\s*(?:[.,;:!?)]|$))|"
-    r"(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )(?<!getting )used to|"
+    # "I was used to the cold", "she's used to it": accustomed, not a past habit.
+    r"(?<!got )(?<!get )(?<!gets )(?<!i'm )(?<!am )(?<!be )(?<!getting )(?<!was )(?<!were )(?<!is )"
+    r"(?<!are )(?<!been )(?<!'s )(?<!'re )used to|"
     r"lost interest|lose interest|grew out of|grown out of|"
     r"got tired of|sick of|fed up|over it|broke up|broken up|split up|cut ties|"
     r"retired|gone (?:right |completely |totally |rather )?off|dropped out|"

@@ -276,6 +276,24 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
     assert "cessation" not in v.reason and v.label != "conflict", v
 
 
+@pytest.mark.parametrize(
+    ("text", "parent_text"),
+    [("I heard the coach yell from the deck: 'No diving!'", "Often talks about the coach"),
+     ("I noticed she had her green scarf on, no gloves.", "Interested in scarves"),
+     ("Board games are my downtime, so I don't get too competitive.", "Enjoys board games")],
+)
+def test_a_side_taken_on_something_else_is_no_conflict(judge, embedder, text, parent_text) -> None:
+    # The denial is someone else's words, or is about another thing than the pattern.
+    parent = node(embedder, parent_text, "preference", Level.MID, nid="mid-other")
+    leaf = node(embedder, text, "preference")
+    [v] = judge.validate([(leaf, parent, 0.9)])
+    assert v.label != "conflict" and "something else" in v.reason, v
+    # Taken on the pattern's topic, the same kind of denial is a conflict.
+    leaf = node(embedder, f"{parent_text.split()[-1].capitalize()}? I can't stand them anymore.", "preference")
+    [v] = judge.validate([(leaf, parent, 0.9)])
+    assert v.label == "conflict", v
+
+
 def test_a_denied_episode_is_weak_evidence_never_a_conflict(judge, embedder) -> None:
     # How one climb went takes no side on the climbing the person works toward.
     goal = node(embedder, "Training to climb the north face next summer", "goal", Level.MID, nid="mid-climb")

@@ -205,6 +205,24 @@ def test_an_opposite_stance_off_the_topic_is_neither_support_nor_conflict(hashin
     assert d.action == "conflict"
 
 
+@pytest.mark.parametrize(
+    ("content", "action"),
+    [("I heard the waiter call out: 'No sushi left tonight!'", "orphan"),
+     ("I walked past the sushi bar, no queue outside for once.", "orphan"),
+     ("Sushi? I can't stand it anymore.", "conflict")],
+)
+def test_a_side_taken_in_another_clause_is_no_conflict(content, action, hashing, registry) -> None:
+    # The sentence names the topic and denies something, but its denial is someone
+    # else's words or about another thing; a side taken on the topic, even by a
+    # pronoun ("it"), still is a conflict.
+    vec = hashing.embed(["likes sushi a lot"])[0]
+    g = MemoryGraph("u")
+    g.add_node(_node("md_like", Level.MID, "positive", vec, content="Enjoys sushi"))
+    leaf = _node("lf", Level.LEAF, "negative", vec, T0 + timedelta(days=1), content=content)
+    (d,) = plan_insertions(g, [leaf], ScriptedJudge(hashing, default_psi=1.0), registry, InsertionConfig())
+    assert d.action == action, d
+
+
 def test_a_bad_episode_is_no_change_of_mind_unless_the_judge_finds_one(hashing, registry) -> None:
     # How one meal felt is not a side taken on sushi: never support, and a conflict
     # only when the judge itself says so.

@@ -229,7 +229,14 @@ def test_someone_elses_negator_still_flips_a_stance_word() -> None:
      ("I packed in the cycling club after the winter.", "packed in the cycling"),
      ("I packed it in after two seasons.", "packed it in"),
      ("I stopped by the library after work.", None),
-     ("We stopped off in York on the way north.", None)],
+     ("We stopped off in York on the way north.", None),
+     # A halt or being accustomed ends nothing; a stop that names what it ends does.
+     ("I stopped beside the old fountain to catch my breath.", None),
+     ("The drizzle had just stopped.", None),
+     ("We stopped dead in our tracks.", None),
+     ("By then I was used to the noise of the trams.", None),
+     ("I stopped for good after the second season.", "stopped"),
+     ("I stopped the piano lessons when we moved.", "stopped")],
 )
 def test_find_cessation(sentence: str, phrase: str | None) -> None:
     assert find_cessation(sentence) == phrase

@@ -11,7 +11,8 @@ from typing import Literal
 import numpy as np
 
 from ..text import Stance, analyze_stance, content_lemmas, key_topic, lemma, strip_summary_suffix, tokenize
-from ..types import Node, Verdict
+from ..text.scope import takes_side_on
+from ..types import Level, Node, Verdict
 
 __all__ = [
     "Features",
@@ -36,14 +37,16 @@ LABEL_CONFLICT = 0.25
 class Features:
     """What validation needs to know about one statement."""
 
+    text: str
+    claim: bool
     stance: Stance
     polarity: int
     lemmas: frozenset[str]
     topic: frozenset[str]
 
 
-#: Features by (content, polarity override), shared by the pairs of one call.
-FeatureCache = dict[tuple[str, int | None], Features]
+#: Features by (content, polarity override, is a claim), shared by the pairs of one call.
+FeatureCache = dict[tuple[str, int | None, bool], Features]
 
 
 def features(node: Node, cache: FeatureCache) -> Features:
@@ -52,7 +55,8 @@ def features(node: Node, cache: FeatureCache) -> Features:
     "(N mentions, span)" suffix)."""
     pol_attr = node.attributes.get("polarity") if node.attributes else None
     override = int(np.sign(pol_attr)) if isinstance(pol_attr, (int, float)) and not isinstance(pol_attr, bool) else None
-    key = (node.content, override)
+    claim = node.level is not Level.LEAF
+    key = (node.content, override, claim)
     hit = cache.get(key)
     if hit is not None:
         return hit
@@ -61,6 +65,8 @@ def features(node: Node, cache: FeatureCache) -> Features:
     st = analyze_stance(text, toks)
     topic = key_topic(toks)
     f = Features(
+        text=text,
+        claim=claim,
         stance=st,
         polarity=st.polarity if override is None else override,
         lemmas=content_lemmas(toks),
@@ -81,10 +87,30 @@ def _relatedness(fc: Features, fp: Features, sim: float) -> tuple[float, float]:
     return min(1.0, r), o
 
 
+# A side taken in a clause that names none of the other statement's topic ("I heard
+# the coach shout: 'No running!'" under a pattern about the coach): no more than an
+# opposite feeling, short of a conflict.
+_ELSEWHERE = (-0.2, "a side taken on something else")
+
+
+def _on_topic(child: Features, parent: Features, sign: int) -> bool:
+    """Whether ``child`` takes side ``sign`` in a clause naming ``parent``'s topic (a
+    claim, a pattern's or a trait's, is all about its one topic)."""
+    return child.claim or takes_side_on(child.text, parent.lemmas | parent.topic, sign)
+
+
 def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
-    """(a, why): the stance agreement of child and parent."""
+    """(a, why): the stance agreement of child and parent.
+
+    A contradiction the child carries (a cessation against an ongoing pattern, an
+    opposite stance, a denial against an affirmation) stands only when the child takes
+    its side in a clause that names the parent's topic (:func:`~personatree.text.scope.
+    takes_side_on`); else it weighs as an opposite feeling does.
+    """
     c, p = fc.stance, fp.stance
     if c.cessation != p.cessation:
+        if c.cessation and not _on_topic(fc, fp, -1):
+            return _ELSEWHERE
         return -1.0, "cessation vs ongoing pattern"
     if c.cessation:
         return 0.9, "both describe a cessation"
@@ -92,7 +118,7 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
         if fc.polarity == fp.polarity:
             return 1.0, "same stance"
         if c.stance:
-            return -1.0, "opposite stance"
+            return (-1.0, "opposite stance") if _on_topic(fc, fp, fc.polarity) else _ELSEWHERE
         # Only general affect on the child ("hiking in the rain was awful"): how one
         # episode felt takes no side on the pattern, so it stays short of a conflict
         # however related (|ψ| ≤ 0.2 < θ_conflict), as the stance rule has it.
@@ -102,6 +128,8 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
             # "Rough regatta, we didn't place": how one time went, no side
             # taken on the pattern; weak, as an opposite feeling is.
             return -0.2, "a denial of one episode"
+        if c.free_negation and not _on_topic(fc, fp, -1):
+            return _ELSEWHERE
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
     if fp.polarity:
         return (0.35 if fp.polarity < 0 and p.stance < 0 else 0.6), "neutral mention of the topic"
