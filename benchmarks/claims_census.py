@@ -4,7 +4,8 @@ Ingests LoCoMo-format conversations through the benchmark engine (the same adapt
 ``personatree bench locomo``), consolidating once at the end (``--consolidate end``) or
 at every session boundary (``session``), then counts the patterns (mids) and claims
 (roots) per conversation and per schema type, with the mean support of a mid, and the
-conflict edges and *changed* patterns (latest conflict newer than latest support);
+conflict edges, *changed* patterns (latest conflict newer than latest support) and
+patterns whose claim repeats another's of the same type (one pattern formed twice);
 with ``--show`` it prints every claim's text and every conflict (pattern, the line
 against it, the reason), so a person can read what an agent would be shown, and with
 ``--members`` too the support under each claim.
@@ -34,6 +35,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from personatree.text import strip_summary_suffix  # noqa: E402
 from personatree.types import EdgeKind, Level  # noqa: E402
 from personatree_bench.datasets import load_locomo  # noqa: E402
 from personatree_bench.datasets.knowme import load_knowme  # noqa: E402
@@ -70,12 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     emb = CachedEmbedder(default_embedder())
     engine = PersonaTreeEngine(emb, make_token_counter("gpt-4o-mini"), consolidate=args.consolidate)
     types: Counter[str] = Counter()
-    mids = roots = support = turns = conflicts = changed = 0
+    mids = roots = support = turns = conflicts = changed = repeats = 0
     try:
         for conv in convs:
             engine.ingest(conv.id, _as_user(conv.turns, args.user))
             turns += len(conv.turns)
             g = engine.tree.graph(conv.id)
+            # A pattern that says what another of its type already says: the same
+            # pattern formed twice (a duplicate an agent reads as two).
+            claims = Counter((n.schema_type, strip_summary_suffix(n.content)) for n in g.nodes(Level.MID))
+            repeats += sum(k - 1 for k in claims.values())
             for n in g.nodes():
                 if n.level is Level.LEAF:
                     continue
@@ -101,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(convs)} conversations, {turns} turns, consolidate={args.consolidate}: "
           f"{mids} mids ({mids / max(1, turns) * 100:.1f} per 100 turns, mean support "
           f"{support / max(1, mids):.1f} leaves), {roots} roots; {conflicts} conflict edges, "
-          f"{changed} changed patterns")
+          f"{changed} changed patterns; {repeats} patterns repeat another's claim")
     for key, n in sorted(types.items()):
         print(f"  {key:24s} {n}")
     return 0
