@@ -172,8 +172,8 @@ def stance_checked(
     (:func:`side_on_topic`). Otherwise an opposite-stance leaf is at most unrelated,
     never support: it is about something else ("Staying positive helps in tough times"
     is close to any upbeat pattern of the person's, and says nothing against their
-    stretching routine; "I heard the coach shout: 'No running!'" denies running, not
-    the coach), or it tells how one episode felt or went ("I had a rough game last
+    stretching routine; "I heard the lifeguard yell: 'No diving!'" denies diving, not
+    the lifeguard), or it tells how one episode felt or went ("I had a rough game last
     week", "we didn't reach the summit" are no change of mind about basketball). A
     conflict the judge itself found stands either way.
 
@@ -205,8 +205,8 @@ def _tells_an_episode(text: str) -> bool:
 
 def side_on_topic(leaf: Node, mid: Node) -> bool:
     """Whether ``leaf`` takes its stance's side on ``mid``'s topic in one clause
-    (:func:`~personatree.text.scope.takes_side_on`): "I noticed he wore a raincoat, no
-    hat" denies a hat, not the raincoat.
+    (:func:`~personatree.text.scope.takes_side_on`): "I packed my wellies, no gloves"
+    denies gloves, not the wellies.
 
     A stance its words do not carry (the words read another side or none: a judge
     read it from more than the words) is taken as given.

@@ -383,7 +383,7 @@ UNBEATEN_LINKS: frozenset[str] = frozenset(
 # only at the end of a clause ("I don't swim any more", not "any more questions").
 CESSATION_RE: re.Pattern[str] = re.compile(
     # "I stopped by the bakery", "stopped off in Leeds": a visit, not an end; "I stopped
-    # at the gate", "stopped dead", "the rain had stopped.": a halt, nothing given up
+    # at the gate", "stopped dead", "the drizzle had stopped.": a halt, nothing given up
     # (a stop that ends a habit names it: "stopped running", "stopped the lessons").
     r"\b(?:stopped(?! (?:by|off|at|beside|behind|before|in front|in my tracks|in our tracks|dead|short"
     r"|outside|there|here|and|to|for(?! good)|near|next to|on the|in the|mid|halfway)\b)"

@@ -280,7 +280,7 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
     ("text", "parent_text"),
     [("I heard the coach yell from the deck: 'No diving!'", "Often talks about the coach"),
      ("I noticed she had her green scarf on, no gloves.", "Interested in scarves"),
-     ("Board games are my downtime, so I don't get too competitive.", "Enjoys board games")],
+     ("Crosswords are my wind-down, so I never bother timing myself.", "Enjoys crosswords")],
 )
 def test_a_side_taken_on_something_else_is_no_conflict(judge, embedder, text, parent_text) -> None:
     # The denial is someone else's words, or is about another thing than the pattern.

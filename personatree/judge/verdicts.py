@@ -88,7 +88,7 @@ def _relatedness(fc: Features, fp: Features, sim: float) -> tuple[float, float]:
 
 
 # A side taken in a clause that names none of the other statement's topic ("I heard
-# the coach shout: 'No running!'" under a pattern about the coach): no more than an
+# the lifeguard yell: 'No diving!'" under a pattern about the lifeguard): no more than an
 # opposite feeling, short of a conflict.
 _ELSEWHERE = (-0.2, "a side taken on something else")
 

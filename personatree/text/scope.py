@@ -1,9 +1,9 @@
 """Which words a stance in a sentence is about: its clause (pure functions).
 
 A sentence takes its side on what the clause that carries the side is about. "I heard
-the teacher shout: 'No running!'" denies running, not the teacher; "I noticed he was
-wearing a raincoat, no hat" denies a hat, not the raincoat; "I generally don't get
-competitive, so games are my escape" is no denial of games. Whole-sentence stance
+the lifeguard yell: 'No diving!'" denies diving, not the lifeguard; "I packed my wellies,
+no gloves" denies gloves, not the wellies; "Crosswords are my wind-down, so I never
+bother timing myself" is no denial of crosswords. Whole-sentence stance
 reading (:func:`~personatree.text.stance.stance_reading`) cannot tell these apart, so
 a contradiction between a statement and a pattern rests on :func:`takes_side_on`:
 a clause that takes the side by itself, and names the pattern's topic.
@@ -63,7 +63,8 @@ def _someone_elses(toks: list[str]) -> bool:
     It is another person's when the nearest person named before it is not the
     speaker and does not tell the speaker something ("the doctor says no sugar" is the
     speaker's); nobody's when it tells what there is not or who did not ("there was no
-    wind", "no one was home"): a scene, no side taken ("there's no way" is a refusal).
+    queue", "no one was at the club"): a scene, no side taken ("there's no way" is a
+    refusal).
     """
     anchor = next((i for i, t in enumerate(toks) if t in _ANCHORS), None)
     if anchor is None:
