@@ -172,7 +172,7 @@ def stance_checked(
     (:func:`side_on_topic`). Otherwise an opposite-stance leaf is at most unrelated,
     never support: it is about something else ("Staying positive helps in tough times"
     is close to any upbeat pattern of the person's, and says nothing against their
-    stretching routine; "I heard the lifeguard yell: 'No diving!'" denies diving, not
+    stretching routine; "The lifeguard yelled 'No diving!'" denies diving, not
     the lifeguard), or it tells how one episode felt or went ("I had a rough game last
     week", "we didn't reach the summit" are no change of mind about basketball). A
     conflict the judge itself found stands either way.

@@ -278,8 +278,8 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
 
 @pytest.mark.parametrize(
     ("text", "parent_text"),
-    [("I heard the coach yell from the deck: 'No diving!'", "Often talks about the coach"),
-     ("I noticed she had her green scarf on, no gloves.", "Interested in scarves"),
+    [("The coach yelled 'No diving!' from the deck.", "Often talks about the coach"),
+     ("She turned up in her green scarf, no gloves.", "Interested in scarves"),
      ("Crosswords are my wind-down, so I never bother timing myself.", "Enjoys crosswords")],
 )
 def test_a_side_taken_on_something_else_is_no_conflict(judge, embedder, text, parent_text) -> None:

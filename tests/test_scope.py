@@ -23,7 +23,7 @@ def test_clauses_end_at_punctuation_quotes_labels_and_clause_conjunctions() -> N
     ("text", "topic", "side", "expected"),
     [("I don't play chess anymore.", "chess", -1, True),
      ("Chess? Can't stand it these days.", "chess", -1, True),  # a pronoun reaches back
-     ("[chess club] I heard the referee say: 'No phones!'", "chess", -1, False),
+     ("[chess club] The referee said 'No phones!'", "chess", -1, False),
      ("I watched the chess final, no snacks allowed.", "chess", -1, False),
      ("Chess keeps me calm, so I don't mind the long evenings.", "chess", -1, False),
      ("I've started playing chess again.", "chess", 1, True),
@@ -36,9 +36,9 @@ def test_takes_side_on_reads_the_clause_that_carries_the_side(text, topic, side,
 
 
 def test_a_clause_that_names_nothing_is_about_the_sentence_but_its_label() -> None:
-    # "[by the pond]" says where it was told: a bare "I can't" is not about the pond.
-    assert not takes_side_on("[by the pond] I shouted: 'I can't!'", _lemmas("pond"), -1)
-    assert takes_side_on("Pond swimming, I can't.", _lemmas("pond"), -1)
+    # "[at the rink]" says where it was told: a bare "I can't" is not about the rink.
+    assert not takes_side_on("[at the rink] I told her: 'I can't!'", _lemmas("rink"), -1)
+    assert takes_side_on("Rink skating, I can't.", _lemmas("rink"), -1)
 
 
 @pytest.mark.parametrize(

@@ -207,7 +207,7 @@ def test_an_opposite_stance_off_the_topic_is_neither_support_nor_conflict(hashin
 
 @pytest.mark.parametrize(
     ("content", "action"),
-    [("I heard the waiter call out: 'No sushi left tonight!'", "orphan"),
+    [("We got there late and the waiter called out 'No sushi left tonight!'", "orphan"),
      ("I walked past the sushi bar, no queue outside for once.", "orphan"),
      ("Sushi? I can't stand it anymore.", "conflict")],
 )

@@ -87,8 +87,8 @@ def _relatedness(fc: Features, fp: Features, sim: float) -> tuple[float, float]:
     return min(1.0, r), o
 
 
-# A side taken in a clause that names none of the other statement's topic ("I heard
-# the lifeguard yell: 'No diving!'" under a pattern about the lifeguard): no more than an
+# A side taken in a clause that names none of the other statement's topic ("The
+# lifeguard yelled 'No diving!'" under a pattern about the lifeguard): no more than an
 # opposite feeling, short of a conflict.
 _ELSEWHERE = (-0.2, "a side taken on something else")
 

@@ -43,8 +43,8 @@ One module a concept, each importing only the ones above it in this list:
 - :mod:`~personatree.text.topic`: :func:`key_topic`, :func:`content_lemmas`,
   :func:`can_name`, :func:`can_head`.
 - :mod:`~personatree.text.scope`: :func:`~personatree.text.scope.takes_side_on`, the
-  clause a stance is taken in, by whom, and what it is about ("I heard the coach shout
-  'No diving!'" denies diving, not the coach).
+  clause a stance is taken in, by whom, and what it is about ("The lifeguard yelled
+  'No diving!'" denies diving, not the lifeguard).
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
   :func:`strip_summary_suffix`, :func:`with_mentions` and :func:`format_month_span`,
   turning a first-person statement into a pattern phrase for summaries.

@@ -1,20 +1,20 @@
 """Which words a stance in a sentence is about: its clause (pure functions).
 
-A sentence takes its side on what the clause that carries the side is about. "I heard
-the lifeguard yell: 'No diving!'" denies diving, not the lifeguard; "I packed my wellies,
-no gloves" denies gloves, not the wellies; "Crosswords are my wind-down, so I never
-bother timing myself" is no denial of crosswords. Whole-sentence stance
-reading (:func:`~personatree.text.stance.stance_reading`) cannot tell these apart, so
-a contradiction between a statement and a pattern rests on :func:`takes_side_on`:
-a clause that takes the side by itself, and names the pattern's topic.
+A sentence takes its side on what the clause that carries the side is about. "The
+lifeguard yelled 'No diving!'" denies diving, not the lifeguard; "I packed my
+wellies, no gloves" denies gloves, not the wellies; "Crosswords are my wind-down, so I
+never bother timing myself" is no denial of crosswords. Whole-sentence stance reading
+(:func:`~personatree.text.stance.stance_reading`) cannot tell these apart, so a
+contradiction between a statement and a pattern rests on :func:`takes_side_on`: a clause
+that takes the side by itself, and names the pattern's topic.
 
 Clauses end at punctuation, at quotation marks, at a bracketed label and at the
-conjunctions that open a clause of their own ("but", "because", "while",
-"although", "though", "whereas"; "so" only after a comma, as it also intensifies: "not
-so bad"), and before a condition or a time ("if", "when", "unless", "until"), which
-stays with its clause ("If I ever quit my job" stops nothing). A clause that names nothing of its own but takes a side ("Sushi? Can't
-stand it now") is read as about the whole sentence: what it refers back to is named
-elsewhere in it.
+conjunctions that open a clause of their own ("but", "because", "while", "although",
+"though", "whereas"; "so" only after a comma, as it also intensifies: "not so bad"), and
+before a condition or a time ("if", "when", "unless", "until"), which stays with its
+clause ("If I ever quit my job" stops nothing). A clause that names nothing of its own
+but takes a side ("Sushi? Can't stand it now") is read as about the whole sentence: what
+it refers back to is named elsewhere in it.
 """
 
 from __future__ import annotations
