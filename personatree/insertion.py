@@ -197,10 +197,15 @@ def stance_checked(
 
 
 @lru_cache(maxsize=1 << 14)
+def _reading(text: str) -> tuple[str, str]:
+    # The stance a leaf's words read (label, source). A consolidation pass asks it of
+    # one leaf against many mids.
+    return stance_reading(text)
+
+
 def _tells_an_episode(text: str) -> bool:
-    # How one time felt or went, no side taken. A consolidation pass asks this of one
-    # leaf against many mids.
-    return stance_reading(text)[1] in ("affect", "episode")
+    # How one time felt or went, no side taken.
+    return _reading(text)[1] in ("affect", "episode")
 
 
 def side_on_topic(leaf: Node, mid: Node) -> bool:
@@ -220,7 +225,7 @@ def side_on_topic(leaf: Node, mid: Node) -> bool:
     bool
     """
     side = side_of(node_stance(leaf))
-    if side_of(stance_reading(leaf.content)[0]) != side:
+    if side_of(_reading(leaf.content)[0]) != side:
         return True
     return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..lexicons import LIKE_FORMS, NEGATORS, OTHER_PEOPLE, STANCE_NEG, STANCE_POS
+from ..lexicons import FIRST_PERSON_SUBJECT, LIKE_FORMS, NEGATORS, OTHER_PEOPLE, STANCE_NEG, STANCE_POS
 from ..stance import side_of
 from .stance import stance_reading
 from .tokens import normalize, tokenize
@@ -47,8 +47,8 @@ _LABEL_RE = re.compile(r"\[[^\]]*\]|\([^)]*\)")
 # another person ("my kids don't like it", "he wouldn't notice"), or another person
 # telling the speaker ("the doctor says no sugar": a restriction on the speaker).
 _ANCHORS = NEGATORS | STANCE_POS | STANCE_NEG | LIKE_FORMS
-_SPEAKER = frozenset("i i'm i've i'd i'll we we're we've we'd we'll me us".split())
-_OTHERS = OTHER_PEOPLE | frozenset("he she they he's she's they're they've he'd she'd they'd".split())
+_SPEAKER = FIRST_PERSON_SUBJECT | {"me", "us"}
+_OTHERS = OTHER_PEOPLE | {"they're"}
 _TELLING = frozenset(
     "says said say tells told tell warned warns warning advised advises ordered orders insists insisted".split()
 )
