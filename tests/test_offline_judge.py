@@ -805,6 +805,36 @@ def test_members_that_share_no_nameable_topic_get_no_claim(judge, embedder, text
     assert s.attributes["named"] is False
 
 
+@pytest.mark.parametrize("schema_type", ["routine", "state", "trigger", "preference", "goal", "trend"])
+def test_scenes_told_in_the_past_name_no_habit_state_or_trigger(judge, schema_type) -> None:
+    # A memoir's scenes, typed by their embedding alone, take no side on the gate: a
+    # frame ("Makes a habit of", "Going through", "Reacts strongly to") would say what
+    # none of them says.
+    scenes = ["I pushed the gate open and stepped into the yard.", "I saw the neighbour lean on the gate.",
+              "The gate creaked when I closed it behind me."]
+    s = judge.summarize(_leaves(judge, scenes, schema_type), Level.MID, schema_type)
+    assert s.attributes["named"] is False, s
+    # Said as what holds, the same topic names the pattern.
+    habits = ["I walk through the park gate every morning.", "The park gate is where my run starts.",
+              "I always stretch by the gate before I set off."]
+    s = judge.summarize(_leaves(judge, habits, schema_type), Level.MID, schema_type)
+    assert s.attributes["named"] is True and s.attributes["topic"] == "park gate", s
+
+
+def test_a_side_or_a_change_told_in_the_past_still_names_a_pattern() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # The side the members take carries the claim's verb, whatever their tense.
+    liked = ["I loved the ferry ride across the bay.", "The ferry ride was the best part of the trip.",
+             "I enjoyed every ferry ride we took."]
+    assert claim_phrase(liked, ["positive"] * 3, "preference", liked[0])[0] == "Enjoys ferry ride"
+    # A move is told in the past and still holds.
+    canal = ["We moved to a flat by the canal.", "I bought a kayak for the canal.", "I paddled the canal at dawn."]
+    assert claim_phrase(canal, ["neutral"] * 3, "routine", canal[0])[0] == "Makes a habit of canal"
+    # Without it, three past episodes are no habit.
+    assert claim_phrase(canal[1:] + ["I swam in the canal once."], ["neutral"] * 3, "routine", canal[1]) == ("", "")
+
+
 def test_a_few_paraphrases_of_one_habit_are_named_by_the_most_typical(judge) -> None:
     texts = ["I jog along the canal after work.", "Evening runs by the water clear my head.",
              "Most nights I do a few laps of the park."]

@@ -12,7 +12,9 @@ single episode ("Went to a council meeting") or points at something ("Here's the
 agency I picked"); when every member does, or when one member's
 words are not what enough of a big pattern's members say, the claim is the topic the
 person keeps coming back to ("Often talks about adoption"). A claim over patterns names
-a theme enough of them share, or is not made.
+a theme enough of them share, or is not made. Nor is a claim that takes no side over
+members that mostly tell past scenes ("I pushed the gate open", "I saw him lean on
+the gate"): their type alone makes no habit, state or trigger of the person's.
 
 Everything here is a pure function of its input.
 """
@@ -385,6 +387,9 @@ def claim_phrase(
     names one: a bigger cluster that shares none is not a pattern the offline judge can
     state truthfully, and ("", "") says so; so do members mostly said to the listener
     (they say "you" or call the listener by name), and members none of which says "I".
+    A framed claim that takes no side (most members neutral) says what holds on the
+    strength of its type alone, so it is made only when enough members say what holds
+    rather than tell a past scene (:func:`_say_what_holds`).
     A positive claim never names a hardship (:data:`~personatree.lexicons.HARDSHIPS`):
     "art got me through my struggles" is about art. A trigger names the feeling its
     members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`), and no feeling word
@@ -434,6 +439,13 @@ def claim_phrase(
             # person rests on at least one line where they speak of themself.
             return "", ""
         stance = majority_stance(stances)
+        if not root and stance == "neutral" and not _say_what_holds(texts):
+            # Without a side taken, a frame's verb ("Makes a habit of", "Going through",
+            # "Reacts strongly to") rests on the type alone, and a type read from scenes
+            # told in the past ("I pushed the gate open", "I smelled toast burning next door")
+            # is no habit, state or trigger of the person's: an agent would be told
+            # what no member says.
+            return "", ""
         # A positive claim, or a goal worked toward, names what helps or is wanted, never
         # the hardship the members speak of ("art got me through my struggles").
         avoid = _HARDSHIPS if stance == "positive" or (schema_type == "goal" and stance == "neutral") \
@@ -523,12 +535,28 @@ def _holds(phrase: str, text: str) -> bool:
     words = tokenize(phrase)
     if not words or words[0] in _POINTING or words[0] in _PROPOSING:
         return False
-    # An irregular past anywhere ("One memory for them was …"); a regular one as the
-    # verb, first or after a short subject ("Attended …", "Our club hosted …"): later,
-    # a word in "-ed" is as often an adjective ("their reclaimed desk").
-    past = any(w in PAST_IRREGULAR for w in words) or any(
+    return not _told_in_past(words) or is_change(text)
+
+
+def _told_in_past(words: Sequence[str]) -> bool:
+    """Whether the words tell what happened rather than what holds: an irregular past
+    anywhere ("One memory for them was …"); a regular one as the verb, first or after a
+    short subject ("Attended …", "Our club hosted …"): later, a word in "-ed" is as
+    often an adjective ("their reclaimed desk")."""
+    return any(w in PAST_IRREGULAR for w in words) or any(
         w.endswith("ed") and len(w) >= 4 and w not in _ED_PRESENT for w in words[:3])
-    return not past or is_change(text)
+
+
+def _say_what_holds(texts: Sequence[str]) -> bool:
+    """Whether :data:`MIN_TOPIC_SHARE` of the members say what holds of the person
+    rather than tell a past episode (:func:`_told_in_past`), a change in their life
+    (:func:`~personatree.text.is_change`) counting as what holds."""
+    holding = 0
+    for t in texts:
+        clean = _PAREN_RE.sub("", t)
+        words = tokenize(clean)
+        holding += not _told_in_past(words) or is_change(clean, tokens=words)
+    return holding >= MIN_TOPIC_SHARE * len(texts)
 
 
 def member_stance(content: str, attributes: dict | None) -> str:
