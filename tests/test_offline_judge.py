@@ -278,7 +278,7 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
 
 @pytest.mark.parametrize(
     ("text", "parent_text"),
-    [("The coach yelled 'No diving!' from the deck.", "Often talks about the coach"),
+    [("The coach yelled 'No diving!' from the deck.", "Enjoys training with the coach"),
      ("She turned up in her green scarf, no gloves.", "Interested in scarves"),
      ("Crosswords are my wind-down, so I never bother timing myself.", "Enjoys crosswords")],
 )
@@ -290,6 +290,22 @@ def test_a_side_taken_on_something_else_is_no_conflict(judge, embedder, text, pa
     assert v.label != "conflict" and "something else" in v.reason, v
     # Taken on the pattern's topic, the same kind of denial is a conflict.
     leaf = node(embedder, f"{parent_text.split()[-1].capitalize()}? I can't stand them anymore.", "preference")
+    [v] = judge.validate([(leaf, parent, 0.9)])
+    assert v.label == "conflict", v
+
+
+def test_a_denial_contradicts_no_claim_that_a_topic_keeps_coming_up(judge, embedder) -> None:
+    # "Often talks about Grandpa" says only that he comes up; a line denying something
+    # about him is him coming up again.
+    parent = node(embedder, "Often talks about Grandpa (6 mentions, Mar–May 2024)", "relationship", Level.MID,
+                  nid="mid-grandpa")
+    leaf = node(embedder, "I shouldn't have phoned Grandpa so late last night.", "event")
+    [v] = judge.validate([(leaf, parent, 0.9)])
+    assert v.label != "conflict" and "takes no side" in v.reason, v
+    # A claim that takes a side is contradicted by the same kind of denial.
+    parent = node(embedder, "Enjoys visiting Grandpa (6 mentions, Mar–May 2024)", "preference", Level.MID,
+                  nid="mid-visits")
+    leaf = node(embedder, "I never visit Grandpa now, I can't face the drive.", "preference")
     [v] = judge.validate([(leaf, parent, 0.9)])
     assert v.label == "conflict", v
 

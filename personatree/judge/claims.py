@@ -48,7 +48,10 @@ from ..text import (
     tokenize,
 )
 
-__all__ = ["MIN_TOPIC_SHARE", "SMALL_PATTERN", "claim_phrase", "general_phrase", "majority_stance", "member_stance", "shared_topic"]
+__all__ = [
+    "MIN_TOPIC_SHARE", "SMALL_PATTERN", "TOPIC_CLAIM", "claim_phrase", "general_phrase", "is_topic_claim",
+    "majority_stance", "member_stance", "shared_topic",
+]
 
 # Verb frames by claim type and stance; "{t}" is the shared topic phrase. A type not
 # listed reads from its most typical member (general_phrase). The words are chosen so
@@ -81,6 +84,10 @@ _FRAMES: dict[str, dict[str, str]] = {
     "boundary": {"positive": "Keeps a limit around {t}", "negative": "Avoids {t}", "stopped": "No longer avoids {t}",
                  "started": "Has started avoiding {t}", "neutral": "Keeps a limit around {t}"},
 }
+
+# The claim of a pattern whose members share a topic and no statement: it says only that
+# the topic keeps coming up, and takes no side on it.
+TOPIC_CLAIM = "Often talks about"
 
 # Claim types about one thing of the person's, whose topic keeps its number.
 _ONE_THING = frozenset({"goal", "state", "routine"})
@@ -153,6 +160,21 @@ _DANGLING_RE = re.compile(r"(?:[,;:]\s*|\s+(?:and|but|so|with|in|at|on|to|for|of
 # content is not the place itself.
 _PLACE_RE = re.compile(r"\s*,?\s*\b(?:especially |mostly |usually )?(?:in|at|near|around|to)\s+(?:the\s+)?"
                        r"(?:[A-Z][\w'\u00C0-\u024F-]*)(?:\s+[A-Z][\w'\u00C0-\u024F-]*)*")
+
+
+def is_topic_claim(text: str) -> bool:
+    """Whether a claim (with or without its mention suffix) only says that a topic keeps
+    coming up (:data:`TOPIC_CLAIM`): it takes no side that a denial could contradict.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
+    return text.startswith(TOPIC_CLAIM + " ")
 
 
 def majority_stance(stances: Sequence[str]) -> str:
@@ -482,7 +504,7 @@ def claim_phrase(
         other = _statement(text, topic, keep_places)
         if other and _holds(other, text) and _said_by_enough(other, topic, held):
             return other, topic
-    return f"Often talks about {_as_said(topic, texts)}", topic
+    return f"{TOPIC_CLAIM} {_as_said(topic, texts)}", topic
 
 
 def _said_by_enough(phrase: str, topic: str, held: Sequence[frozenset[str]] | None) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 from ..text import Stance, analyze_stance, content_lemmas, key_topic, lemma, strip_summary_suffix, tokenize
 from ..text.scope import takes_side_on
 from ..types import Level, Node, Verdict
+from .claims import is_topic_claim
 
 __all__ = [
     "Features",
@@ -39,6 +40,9 @@ class Features:
 
     text: str
     claim: bool
+    # A claim that a topic keeps coming up ("Often talks about Grandpa"), which no
+    # denial contradicts.
+    topic_only: bool
     stance: Stance
     polarity: int
     lemmas: frozenset[str]
@@ -67,6 +71,7 @@ def features(node: Node, cache: FeatureCache) -> Features:
     f = Features(
         text=text,
         claim=claim,
+        topic_only=claim and is_topic_claim(text),
         stance=st,
         polarity=st.polarity if override is None else override,
         lemmas=content_lemmas(toks),
@@ -105,7 +110,9 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
     A contradiction the child carries (a cessation against an ongoing pattern, an
     opposite stance, a denial against an affirmation) stands only when the child takes
     its side in a clause that names the parent's topic (:func:`~personatree.text.scope.
-    takes_side_on`); else it weighs as an opposite feeling does.
+    takes_side_on`); else it weighs as an opposite feeling does. A denial never
+    contradicts a claim that only says a topic keeps coming up
+    (:func:`~personatree.judge.claims.is_topic_claim`).
     """
     c, p = fc.stance, fp.stance
     if c.cessation != p.cessation:
@@ -128,6 +135,10 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
             # "Rough regatta, we didn't place": how one time went, no side
             # taken on the pattern; weak, as an opposite feeling is.
             return -0.2, "a denial of one episode"
+        if c.free_negation and fp.topic_only:
+            # "I shouldn't have phoned Grandpa" under "Often talks about Grandpa": the
+            # pattern says only that he comes up, and he does again.
+            return -0.2, "a denial beside a topic that takes no side"
         if c.free_negation and not _on_topic(fc, fp, -1):
             return _ELSEWHERE
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
