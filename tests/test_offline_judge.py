@@ -302,6 +302,10 @@ def test_a_denial_contradicts_no_claim_that_a_topic_keeps_coming_up(judge, embed
     leaf = node(embedder, "I shouldn't have phoned Grandpa so late last night.", "event")
     [v] = judge.validate([(leaf, parent, 0.9)])
     assert v.label != "conflict" and "takes no side" in v.reason, v
+    # A stop is still a change of what the pattern rests on.
+    leaf = node(embedder, "I don't visit Grandpa anymore.", "event")
+    [v] = judge.validate([(leaf, parent, 0.9)])
+    assert v.label == "conflict" and "cessation" in v.reason, v
     # A claim that takes a side is contradicted by the same kind of denial.
     parent = node(embedder, "Enjoys visiting Grandpa (6 mentions, Mar–May 2024)", "preference", Level.MID,
                   nid="mid-visits")
