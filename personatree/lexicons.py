@@ -26,7 +26,9 @@ __all__ = [
     "REQUEST_VERBS",
     "REQUEST_MODALS",
     "REQUEST_MODAL_EXEMPT",
+    "ACTIVITY_PASTS",
     "ADVERBS",
+    "DOING_VERBS",
     "AFFECT_NEG",
     "AFFECT_POS",
     "CESSATION_CANCEL_RE",
@@ -807,6 +809,21 @@ PAST_IRREGULAR: frozenset[str] = frozenset(
     fled froze shook stole stuck struck swept swung tore woke dug lent bent dealt drew hung laid
     lit overcame sank shot sought spun swore wept mistook withdrew""".split()
 )
+
+# Verbs a person does an activity with ("went for a run", "did yoga", "played chess",
+# "had a swim", "took a walk", "practised scales"), in every form.
+DOING_VERBS: frozenset[str] = frozenset(
+    """go goes going went do does doing did play plays playing played have has having had take
+    takes taking took practise practises practising practised practice practices practicing
+    practiced""".split()
+)
+# Irregular pasts of verbs that name an activity, by the activity ("I ran the canal
+# loop", "we swam out to the buoy").
+ACTIVITY_PASTS: dict[str, str] = {
+    "ran": "run", "swam": "swim", "rode": "ride", "sang": "sing", "drew": "draw", "wrote": "write",
+    "drove": "drive", "flew": "fly", "ate": "eat", "drank": "drink", "dug": "dig", "spun": "spin",
+    "threw": "throw", "fought": "fight", "sewed": "sew", "knitted": "knit",
+}
 
 # --------------------------------------------------------------------------------------
 # What a change reaches

@@ -851,8 +851,15 @@ def test_a_side_or_a_change_told_in_the_past_still_names_a_pattern() -> None:
     # A move is told in the past and still holds.
     canal = ["We moved to a flat by the canal.", "I bought a kayak for the canal.", "I paddled the canal at dawn."]
     assert claim_phrase(canal, ["neutral"] * 3, "routine", canal[0])[0] == "Makes a habit of canal"
-    # Without it, three past episodes are no habit.
+    # Without it, three past scenes by the canal are no habit.
     assert claim_phrase(canal[1:] + ["I swam in the canal once."], ["neutral"] * 3, "routine", canal[1]) == ("", "")
+    # Runs told one by one are: the person does what the claim names...
+    runs = ["I went for a run by the river this morning.", "Did a long run on Sunday before breakfast.",
+            "I ran the river loop again yesterday."]
+    assert claim_phrase(runs, ["neutral"] * 3, "routine", runs[0])[0] == "Makes a habit of run"
+    # ... but no state or trigger is something one does.
+    assert claim_phrase(runs, ["neutral"] * 3, "state", runs[0]) == ("", "")
+    assert claim_phrase(runs, ["neutral"] * 3, "trigger", runs[0]) == ("", "")
 
 
 def test_a_few_paraphrases_of_one_habit_are_named_by_the_most_typical(judge) -> None:

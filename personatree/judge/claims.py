@@ -26,7 +26,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from ..lexicons import HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELINGS
+from ..lexicons import ACTIVITY_PASTS, ADVERBS, DOING_VERBS, HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELINGS
 from ..text import (
     STANCE_LABELS,
     addresses,
@@ -88,6 +88,10 @@ _FRAMES: dict[str, dict[str, str]] = {
 # The claim of a pattern whose members share a topic and no statement: it says only that
 # the topic keeps coming up, and takes no side on it.
 TOPIC_CLAIM = "Often talks about"
+
+# Claim types that episodes of the person doing their topic support (runs told one by
+# one make a habit of running); a state or a trigger is nothing one does.
+_DONE = frozenset({"routine", "goal", "preference", "trend"})
 
 # Claim types about one thing of the person's, whose topic keeps its number.
 _ONE_THING = frozenset({"goal", "state", "routine"})
@@ -411,7 +415,8 @@ def claim_phrase(
     (they say "you" or call the listener by name), and members none of which says "I".
     A framed claim that takes no side (most members neutral) says what holds on the
     strength of its type alone, so it is made only when enough members say what holds
-    rather than tell a past scene (:func:`_say_what_holds`).
+    rather than tell a past scene; for a habit, a goal, a taste or a trend an episode of
+    the person doing the topic counts (:func:`_say_what_holds`).
     A positive claim never names a hardship (:data:`~personatree.lexicons.HARDSHIPS`):
     "art got me through my struggles" is about art. A trigger names the feeling its
     members name (:data:`~personatree.lexicons.TRIGGER_FEELINGS`), and no feeling word
@@ -461,13 +466,6 @@ def claim_phrase(
             # person rests on at least one line where they speak of themself.
             return "", ""
         stance = majority_stance(stances)
-        if not root and stance == "neutral" and not _say_what_holds(texts):
-            # Without a side taken, a frame's verb ("Makes a habit of", "Going through",
-            # "Reacts strongly to") rests on the type alone, and a type read from scenes
-            # told in the past ("I pushed the gate open", "I smelled toast burning next door")
-            # is no habit, state or trigger of the person's: an agent would be told
-            # what no member says.
-            return "", ""
         # A positive claim, or a goal worked toward, names what helps or is wanted, never
         # the hardship the members speak of ("art got me through my struggles").
         avoid = _HARDSHIPS if stance == "positive" or (schema_type == "goal" and stance == "neutral") \
@@ -476,6 +474,14 @@ def claim_phrase(
             avoid = avoid | _FEELING_WORDS
         topic = _theme(texts, avoid) if root else _topic(texts, representative, i_lines, names=False, avoid=avoid)
         if not topic:
+            return "", ""
+        if not root and stance == "neutral" and not _say_what_holds(
+                texts, frozenset(lemma(w) for w in topic.split()) if schema_type in _DONE else frozenset()):
+            # Without a side taken, a frame's verb ("Makes a habit of", "Going through",
+            # "Reacts strongly to") rests on the type alone, and a type read from scenes
+            # told in the past ("I pushed the gate open", "I smelled toast burning next
+            # door") is no habit, state or trigger of the person's: an agent would be told
+            # what no member says.
             return "", ""
         frame = frames[stance]
         # A taste, a trigger or a trait is for a kind of thing ("Enjoys books"); a goal, a
@@ -569,16 +575,42 @@ def _told_in_past(words: Sequence[str]) -> bool:
         w.endswith("ed") and len(w) >= 4 and w not in _ED_PRESENT for w in words[:3])
 
 
-def _say_what_holds(texts: Sequence[str]) -> bool:
+def _say_what_holds(texts: Sequence[str], done: frozenset[str]) -> bool:
     """Whether :data:`MIN_TOPIC_SHARE` of the members say what holds of the person
-    rather than tell a past episode (:func:`_told_in_past`), a change in their life
-    (:func:`~personatree.text.is_change`) counting as what holds."""
+    rather than tell a past scene (:func:`_told_in_past`). A change in their life
+    (:func:`~personatree.text.is_change`) counts as what holds, and so does an episode
+    of the person doing the topic (:func:`_does`), when ``done`` holds its lemmas: runs
+    told one by one make a habit of running."""
     holding = 0
     for t in texts:
         clean = _PAREN_RE.sub("", t)
         words = tokenize(clean)
-        holding += not _told_in_past(words) or is_change(clean, tokens=words)
+        holding += (not _told_in_past(words) or is_change(clean, tokens=words)
+                    or (bool(done) and _does(words, done)))
     return holding >= MIN_TOPIC_SHARE * len(texts)
+
+
+def _does(words: Sequence[str], topic: frozenset[str]) -> bool:
+    """Whether the words tell the speaker doing the topic (lemmas): its verb right after
+    "I" or "we" ("I climbed the slab", "we ran the canal loop"), or a verb one does an
+    activity with followed by it within three words ("went for a run", "did yoga", "had
+    a swim"); the subject may be left out at the start ("Did a long run on Sunday").
+    Adverbs between subject and verb are skipped. "I pushed the gate open" does no
+    gate."""
+    starts = [i + 1 for i, w in enumerate(words) if w in ("i", "we")]
+    if words and (words[0] in DOING_VERBS or words[0] in ACTIVITY_PASTS or words[0].endswith("ed")):
+        starts.append(0)
+    for j in starts:
+        while j < len(words) and words[j] in ADVERBS:
+            j += 1
+        if j >= len(words):
+            continue
+        verb = words[j]
+        if lemma(ACTIVITY_PASTS.get(verb, verb)) in topic:
+            return True
+        if verb in DOING_VERBS and any(lemma(w) in topic for w in words[j + 1:j + 4]):
+            return True
+    return False
 
 
 def member_stance(content: str, attributes: dict | None) -> str:
