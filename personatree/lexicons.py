@@ -822,7 +822,7 @@ DOING_VERBS: frozenset[str] = frozenset(
 ACTIVITY_PASTS: dict[str, str] = {
     "ran": "run", "swam": "swim", "rode": "ride", "sang": "sing", "drew": "draw", "wrote": "write",
     "drove": "drive", "flew": "fly", "ate": "eat", "drank": "drink", "dug": "dig", "spun": "spin",
-    "threw": "throw", "fought": "fight", "sewed": "sew", "knitted": "knit",
+    "threw": "throw", "fought": "fight",
 }
 
 # --------------------------------------------------------------------------------------

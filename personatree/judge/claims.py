@@ -14,7 +14,8 @@ words are not what enough of a big pattern's members say, the claim is the topic
 person keeps coming back to ("Often talks about adoption"). A claim over patterns names
 a theme enough of them share, or is not made. Nor is a claim that takes no side over
 members that mostly tell past scenes ("I pushed the gate open", "I saw him lean on
-the gate"): their type alone makes no habit, state or trigger of the person's.
+the gate"): their type alone makes no habit, state or trigger of the person's (runs
+told one by one, the person doing what a habit names, still make one).
 
 Everything here is a pure function of its input.
 """
