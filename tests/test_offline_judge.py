@@ -862,6 +862,17 @@ def test_a_side_or_a_change_told_in_the_past_still_names_a_pattern() -> None:
     assert claim_phrase(runs, ["neutral"] * 3, "trigger", runs[0]) == ("", "")
 
 
+def test_a_scene_the_person_heard_names_no_claim() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # What the neighbours agreed is theirs, whatever change it names: the pattern is
+    # the neighbours the person keeps coming back to, not one scene they overheard.
+    texts = ["I heard the neighbours agree that the noise had to stop.", "The neighbours waved at me over the hedge.",
+             "I baked a cake for the neighbours."]
+    assert claim_phrase(texts, ["neutral"] * 3, "relationship", texts[0]) == ("Often talks about neighbours",
+                                                                               "neighbours")
+
+
 def test_a_few_paraphrases_of_one_habit_are_named_by_the_most_typical(judge) -> None:
     texts = ["I jog along the canal after work.", "Evening runs by the water clear my head.",
              "Most nights I do a few laps of the park."]

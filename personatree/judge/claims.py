@@ -142,6 +142,10 @@ _POINTING = frozenset("here here's this that these those it it's they they're th
 # First words of a proposal ("Let's keep in touch more"): a plan put to the listener, not
 # what holds of the person.
 _PROPOSING = frozenset("let's lets shall".split())
+# First words of a scene the person perceived ("Heard the neighbours argue that the
+# noise had to stop", "Saw a heron take off"): what they heard or saw, and whatever
+# change it names, is someone else's.
+_PERCEIVING = frozenset("heard overheard saw watched noticed witnessed smelled".split())
 # Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
 _ED_PRESENT = frozenset(
     """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
@@ -560,9 +564,10 @@ def _holds(phrase: str, text: str) -> bool:
     ("Went to a council meeting") unless it changed the person's life ("Moved to
     Porto", :func:`~personatree.text.is_change`), nor a line pointing at something
     ("Here's the agency they picked", "They were great"), nor a proposal ("Let's
-    visit their parents more")."""
+    visit their parents more"), nor a scene they perceived ("Heard the neighbours agree
+    the noise had to stop")."""
     words = tokenize(phrase)
-    if not words or words[0] in _POINTING or words[0] in _PROPOSING:
+    if not words or words[0] in _POINTING or words[0] in _PROPOSING or words[0] in _PERCEIVING:
         return False
     return not _told_in_past(words) or is_change(text)
 
