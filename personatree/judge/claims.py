@@ -30,6 +30,7 @@ from typing import Sequence
 from ..lexicons import ACTIVITY_PASTS, ADVERBS, DOING_VERBS, HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELINGS
 from ..text import (
     STANCE_LABELS,
+    TOPIC_CLAIM,
     addresses,
     can_head,
     can_name,
@@ -50,7 +51,7 @@ from ..text import (
 )
 
 __all__ = [
-    "MIN_TOPIC_SHARE", "SMALL_PATTERN", "TOPIC_CLAIM", "claim_phrase", "general_phrase", "is_topic_claim",
+    "MIN_TOPIC_SHARE", "SMALL_PATTERN", "claim_phrase", "general_phrase",
     "majority_stance", "member_stance", "shared_topic",
 ]
 
@@ -85,10 +86,6 @@ _FRAMES: dict[str, dict[str, str]] = {
     "boundary": {"positive": "Keeps a limit around {t}", "negative": "Avoids {t}", "stopped": "No longer avoids {t}",
                  "started": "Has started avoiding {t}", "neutral": "Keeps a limit around {t}"},
 }
-
-# The claim of a pattern whose members share a topic and no statement: it says only that
-# the topic keeps coming up, and takes no side on it.
-TOPIC_CLAIM = "Often talks about"
 
 # Claim types that episodes of the person doing their topic support (runs told one by
 # one make a habit of running); a state or a trigger is nothing one does.
@@ -169,21 +166,6 @@ _DANGLING_RE = re.compile(r"(?:[,;:]\s*|\s+(?:and|but|so|with|in|at|on|to|for|of
 # content is not the place itself.
 _PLACE_RE = re.compile(r"\s*,?\s*\b(?:especially |mostly |usually )?(?:in|at|near|around|to)\s+(?:the\s+)?"
                        r"(?:[A-Z][\w'\u00C0-\u024F-]*)(?:\s+[A-Z][\w'\u00C0-\u024F-]*)*")
-
-
-def is_topic_claim(text: str) -> bool:
-    """Whether a claim (with or without its mention suffix) only says that a topic keeps
-    coming up (:data:`TOPIC_CLAIM`): it takes no side that a denial could contradict.
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    bool
-    """
-    return text.startswith(TOPIC_CLAIM + " ")
 
 
 def majority_stance(stances: Sequence[str]) -> str:

@@ -10,10 +10,11 @@ from typing import Literal
 
 import numpy as np
 
-from ..text import Stance, analyze_stance, content_lemmas, key_topic, lemma, strip_summary_suffix, tokenize
+from ..text import (
+    Stance, analyze_stance, content_lemmas, is_topic_claim, key_topic, lemma, strip_summary_suffix, tokenize,
+)
 from ..text.scope import takes_side_on
 from ..types import Level, Node, Verdict
-from .claims import is_topic_claim
 
 __all__ = [
     "Features",
@@ -112,7 +113,7 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
     its side in a clause that names the parent's topic (:func:`~personatree.text.scope.
     takes_side_on`); else it weighs as an opposite feeling does. A denial never
     contradicts a claim that only says a topic keeps coming up
-    (:func:`~personatree.judge.claims.is_topic_claim`).
+    (:func:`~personatree.text.is_topic_claim`).
     """
     c, p = fc.stance, fp.stance
     if c.cessation != p.cessation:

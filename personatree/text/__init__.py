@@ -47,7 +47,8 @@ One module a concept, each importing only the ones above it in this list:
   'No diving!'" denies diving, not the lifeguard).
 - :mod:`~personatree.text.phrasing`: :func:`pattern_phrase`,
   :func:`strip_summary_suffix`, :func:`with_mentions` and :func:`format_month_span`,
-  turning a first-person statement into a pattern phrase for summaries.
+  turning a first-person statement into a pattern phrase for summaries;
+  :func:`is_topic_claim`, whether a claim only says a topic keeps coming up.
 
 :data:`STOPWORDS` is re-exported from :mod:`personatree.lexicons`.
 """
@@ -66,7 +67,7 @@ from .cues import (
     looks_like_code,
 )
 from .entities import find_entities, find_time, tells_the_past
-from .phrasing import format_month_span, pattern_phrase, strip_summary_suffix, with_mentions
+from .phrasing import TOPIC_CLAIM, format_month_span, is_topic_claim, pattern_phrase, strip_summary_suffix, with_mentions
 from .sentences import chunk_text, split_sentences
 from .standing import is_standing, standing_patterns, tells_own_situation
 from .stance import (
@@ -119,6 +120,8 @@ __all__ = [
     "tells_the_past",
     "key_topic",
     "pattern_phrase",
+    "TOPIC_CLAIM",
+    "is_topic_claim",
     "strip_summary_suffix",
     "format_month_span",
 ]

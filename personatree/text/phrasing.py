@@ -3,6 +3,8 @@
 The offline judge names a pattern after its evidence ("I love hiking" → "Loves
 hiking") and dates it with :func:`format_month_span` ("Mar–Jun 2024"); summaries
 carry a "(N mentions, span)" suffix that :func:`strip_summary_suffix` removes again.
+A pattern whose members share a topic and no statement is named :data:`TOPIC_CLAIM`
+("Often talks about Grandpa"), a claim that takes no side (:func:`is_topic_claim`).
 The day-level span of the tree view is a different format
 (:func:`personatree.render.format_span`).
 """
@@ -17,7 +19,13 @@ from .sentences import EMOJI_CLASS
 from .tokens import APOSTROPHES
 from .word_class import adverb_only
 
-__all__ = ["strip_summary_suffix", "with_mentions", "pattern_phrase", "format_month_span"]
+__all__ = [
+    "TOPIC_CLAIM", "is_topic_claim", "strip_summary_suffix", "with_mentions", "pattern_phrase", "format_month_span",
+]
+
+# The claim of a pattern whose members share a topic and no statement: it says only that
+# the topic keeps coming up, and takes no side on it.
+TOPIC_CLAIM = "Often talks about"
 
 
 _SUFFIX_RE = re.compile(r"\s*\(\d+ mentions?(?:,[^)]*)?\)\s*$")
@@ -80,6 +88,21 @@ def strip_summary_suffix(text: str) -> str:
         The summary without it.
     """
     return _SUFFIX_RE.sub("", text)
+
+
+def is_topic_claim(text: str) -> bool:
+    """Whether a claim (with or without its mention suffix) only says that a topic keeps
+    coming up (:data:`TOPIC_CLAIM`): it takes no side that a denial could contradict.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
+    return text.startswith(TOPIC_CLAIM + " ")
 
 
 def with_mentions(claim: str, mentions: int, span: str) -> str:
