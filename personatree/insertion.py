@@ -39,7 +39,9 @@ from .ports import Judge
 from .schema import SchemaRegistry
 from .speakers import leaf_speaker, same_speaker, speaker_key
 from .stance import guard_psi, latest_change, node_stance, side_of
-from .text import about_listener, content_lemmas, share_a_topic, stance_reading, strip_summary_suffix, tokenize
+from .text import (
+    about_listener, content_lemmas, is_topic_claim, share_a_topic, stance_reading, strip_summary_suffix, tokenize,
+)
 from .text.scope import takes_side_on
 from .types import CandidateScore, Edge, EdgeKind, LeafDecision, Level, Node
 
@@ -174,8 +176,10 @@ def stance_checked(
     is close to any upbeat pattern of the person's, and says nothing against their
     stretching routine; "The lifeguard yelled 'No diving!'" denies diving, not
     the lifeguard), or it tells how one episode felt or went ("I had a rough game last
-    week", "we didn't reach the summit" are no change of mind about basketball). A
-    conflict the judge itself found stands either way.
+    week", "we didn't reach the summit" are no change of mind about basketball), or it
+    is a denial beside a claim that takes no side ("I shouldn't have phoned Grandpa"
+    under "Often talks about Grandpa": :func:`~personatree.text.is_topic_claim`; a stop
+    or a dislike still is a change). A conflict the judge itself found stands either way.
 
     Returns
     -------
@@ -193,6 +197,11 @@ def stance_checked(
         return min(psi, 0.0), "unrelated", f"{why}, a feeling about an episode"
     if new_psi < 0 and not side_on_topic(leaf, mid):
         return min(psi, 0.0), "unrelated", f"{why}, its side is taken on something else"
+    if new_psi < 0 and _reading(leaf.content)[1] == "negation" and is_topic_claim(strip_summary_suffix(mid.content)):
+        # "I shouldn't have phoned Grandpa" beside "Often talks about Grandpa": the
+        # claim says only that he comes up, and he does again; the side its members
+        # lean to is not what it claims, and a denial is no change of mind.
+        return min(psi, 0.0), "unrelated", f"{why}, a denial beside a topic that takes no side"
     return new_psi, "conflict" if new_psi < 0 else "unrelated", why
 
 

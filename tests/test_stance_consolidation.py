@@ -242,6 +242,29 @@ def test_a_bad_episode_is_no_change_of_mind_unless_the_judge_finds_one(hashing, 
     assert d.action == "conflict"
 
 
+@pytest.mark.parametrize(
+    ("content", "action"),
+    [("I realised I shouldn't have rung Grandpa so late.", "orphan"),
+     ("I promised Grandpa I would never sell the boat.", "orphan"),
+     ("I stopped ringing Grandpa after the argument.", "conflict"),
+     ("I can't stand Grandpa's endless lectures these days.", "conflict")],
+)
+def test_a_denial_is_no_change_beside_a_claim_that_takes_no_side(content, action, hashing, registry) -> None:
+    # "Often talks about Grandpa" rests on lines that lean to liking him, but it claims
+    # only that he comes up: a denial in a line naming him is him coming up again,
+    # whatever the judge says, while a stop or a dislike is a change.
+    vec = hashing.embed(["talks about grandpa a lot"])[0]
+    stance = "stopped" if "stopped" in content else "negative"
+    judge = ScriptedJudge(hashing, default_psi=1.0)
+    for claim, expected in (("Often talks about Grandpa", action), ("Enjoys ringing Grandpa", "conflict")):
+        # The same line contradicts a claim that takes the side.
+        g = MemoryGraph("u")
+        g.add_node(_node("md", Level.MID, "positive", vec, content=f"{claim} (5 mentions, May 2024)"))
+        leaf = _node("lf", Level.LEAF, stance, vec, T0 + timedelta(days=1), content=content)
+        (d,) = plan_insertions(g, [leaf], judge, registry, InsertionConfig())
+        assert d.action == expected, (claim, d)
+
+
 # -- property: no pattern's support ever mixes stances, live or bulk ----------------------
 
 
