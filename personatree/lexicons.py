@@ -54,6 +54,7 @@ __all__ = [
     "FILLER_PHRASE_RE",
     "FIRST_PERSON",
     "ELIDED_SUBJECT_OPENERS",
+    "PERCEIVING_VERBS",
     "HARDSHIPS",
     "INTENSIFIERS",
     "IRREGULAR_3SG",
@@ -119,6 +120,9 @@ STOPWORDS: frozenset[str] = frozenset(
 FIRST_PERSON: frozenset[str] = frozenset(
     "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll im ive".split()
 )
+# Verbs of perceiving that open a scene the speaker heard or saw ("I heard Dad say the
+# arguing had to stop", "Saw a heron take off"): what happens in it is someone else's.
+PERCEIVING_VERBS: frozenset[str] = frozenset("heard overheard saw watched noticed witnessed smelled".split())
 # Words that open a statement whose subject chat leaves out, which is then the
 # speaker: "Started at a new studio on Monday", "Haven't touched a cigarette since May",
 # "Just moved into the new flat".

@@ -175,6 +175,10 @@ QUESTION = "Would a waterproof stopwatch make a good gift for them?"
         ("I'm seeing friends for dinner on Friday.", False),
         ("I had to change my password again today.", False),
         ("I left the app running all night by mistake.", False),
+        # A scene the speaker heard or saw is no change of theirs, "now" or not.
+        ("I noticed the clock above the platform now said ten past nine.", False),
+        ("I heard the neighbours were moving to the coast.", False),
+        ("I noticed I don't crave sweets anymore since cutting sugar.", True),
     ],
 )
 def test_is_change(sentence: str, expected: bool) -> None:

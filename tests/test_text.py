@@ -236,7 +236,12 @@ def test_someone_elses_negator_still_flips_a_stance_word() -> None:
      ("We stopped dead in our tracks.", None),
      ("By then I was used to the noise of the trams.", None),
      ("I stopped for good after the second season.", "stopped"),
-     ("I stopped the piano lessons when we moved.", "stopped")],
+     ("I stopped the piano lessons when we moved.", "stopped"),
+     # A scene the speaker only heard or saw ends nothing of theirs; a stop of their
+     # own that they noticed does.
+     ("I heard the landlord announce that the parties had to stop.", None),
+     ("[kitchen] I saw the old baker no longer opened on Mondays.", None),
+     ("I noticed I'd stopped reaching for my phone at night.", "stopped")],
 )
 def test_find_cessation(sentence: str, phrase: str | None) -> None:
     assert find_cessation(sentence) == phrase
@@ -471,6 +476,10 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("I didn't go and I don't want to.", ("negative", "negation")),
         ("That must have been hard for you.", ("neutral", "listener")),
         ("The pool opens at seven.", ("neutral", "none")),
+        # What the speaker heard or saw others start or stop takes no side of theirs.
+        ("I watched as the swimmers began their warm-up.", ("neutral", "none")),
+        ("I heard the lifeguard had quit for good.", ("neutral", "none")),
+        ("I saw the swimmers begin, and I started my own laps.", ("started", "change")),
     ],
 )
 def test_stance_reading_says_what_the_label_rests_on(text: str, expected: tuple[str, str]) -> None:

@@ -27,7 +27,9 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from ..lexicons import ACTIVITY_PASTS, ADVERBS, DOING_VERBS, HARDSHIPS, PAST_IRREGULAR, SECOND_PERSON, TRIGGER_FEELINGS
+from ..lexicons import (
+    ACTIVITY_PASTS, ADVERBS, DOING_VERBS, HARDSHIPS, PAST_IRREGULAR, PERCEIVING_VERBS, SECOND_PERSON, TRIGGER_FEELINGS,
+)
 from ..text import (
     STANCE_LABELS,
     TOPIC_CLAIM,
@@ -139,10 +141,6 @@ _POINTING = frozenset("here here's this that these those it it's they they're th
 # First words of a proposal ("Let's keep in touch more"): a plan put to the listener, not
 # what holds of the person.
 _PROPOSING = frozenset("let's lets shall".split())
-# First words of a scene the person perceived ("Heard the neighbours argue that the
-# noise had to stop", "Saw a heron take off"): what they heard or saw, and whatever
-# change it names, is someone else's.
-_PERCEIVING = frozenset("heard overheard saw watched noticed witnessed smelled".split())
 # Words ending in "ed" that tell no past episode: not verbs, or states ("Married to Tom").
 _ED_PRESENT = frozenset(
     """need needs feed speed bleed breed succeed proceed exceed married engaged divorced retired
@@ -549,7 +547,7 @@ def _holds(phrase: str, text: str) -> bool:
     visit their parents more"), nor a scene they perceived ("Heard the neighbours agree
     the noise had to stop")."""
     words = tokenize(phrase)
-    if not words or words[0] in _POINTING or words[0] in _PROPOSING or words[0] in _PERCEIVING:
+    if not words or words[0] in _POINTING or words[0] in _PROPOSING or words[0] in PERCEIVING_VERBS:
         return False
     return not _told_in_past(words) or is_change(text)
 

@@ -33,6 +33,7 @@ from ..lexicons import (
     NEGATION_IDIOM_RE,
     NEGATORS,
     OTHER_PEOPLE,
+    PERCEIVING_VERBS,
     POSITIVE_NEGATED,
     RARE_WORDS,
     STANCE_NEG,
@@ -97,7 +98,8 @@ def find_cessation(text: str) -> str | None:
     "I don't hike anymore", "I used to love hiking", "I quit my job". A negator right
     before the verb cancels it ("I never stopped running", "I can't quit coffee"), and
     a verb whose subject is another person ends nothing of the speaker's ("my uncle used
-    to take us sailing", "he quit last year").
+    to take us sailing", "he quit last year"), nor does one in a scene the speaker only
+    heard or saw ("I heard Dad say the arguing had to stop").
 
     Parameters
     ----------
@@ -221,7 +223,8 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     married"), unless it is an event that changes the speaker's life whoever it
     befalls (a death, a birth, a diagnosis in the family) or one done to the speaker
     ("she broke up with me"). A change told by time words alone ("we live on a boat
-    now") has neither to read and counts.
+    now") has neither to read and counts. No change in a scene the speaker only heard
+    or saw ("I heard Dad say the arguing had to stop") is theirs.
 
     Parameters
     ----------
@@ -234,6 +237,8 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     -------
     bool
     """
+    if _perceived(low):
+        return False
     if told_by_time(m):
         return True
     if _cancelled(low, m):
@@ -245,10 +250,26 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
     return _cessation_subject(low, m) not in OTHER_PEOPLE
 
 
+# "I heard", "I saw", ... opening a sentence, after a bracketed label ("[kitchen]").
+_PERCEIVED_RE = re.compile(r"(?:\[[^\]]*\]\s*)?i (?:" + "|".join(sorted(PERCEIVING_VERBS)) + r")\b")
+
+
+def _perceived(low: str) -> bool:
+    """Whether normalised text tells a scene the speaker perceived and is not in: it
+    opens with "I" and a verb of perceiving, and no first-person word follows ("I heard
+    Dad say the arguing had to stop", "I saw the bakery had closed for good"). A change
+    in it is someone else's; "I noticed I'd stopped craving sugar" is the speaker's."""
+    m = _PERCEIVED_RE.match(low)
+    return m is not None and not has_first_person(tokenize(low[m.end():]))
+
+
 def _first_cessation(low: str) -> tuple[re.Match[str] | None, bool]:
     """The first uncancelled cessation phrase in normalised text with the speaker as
-    subject, and whether a cancelled one came before it."""
+    subject, and whether a cancelled one came before it (none in a scene the speaker
+    only perceived)."""
     cancelled = False
+    if _perceived(low):
+        return None, cancelled
     for m in CESSATION_RE.finditer(low):
         if _told_of_other(low, m):
             continue
@@ -582,7 +603,7 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     frame = INTENT_FRAME_RE.search(low)
     if frame is not None:
         low = low[: frame.start()]
-    elif not hypothetical:
+    elif not hypothetical and not _perceived(low):
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
             return "stopped", "change"
         if (START_RE.search(low) is not None and NEGATED_START_RE.search(low) is None
