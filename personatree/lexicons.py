@@ -749,10 +749,11 @@ TOPIC_SKIP: frozenset[str] = (
 # Words that cannot name a pattern (:func:`personatree.text.can_name`), though they
 # pass as content words: verbs of chat and of everyday doing ("shares", "talked",
 # "wait" of "can't wait"), evaluative adjectives ("stunning", "different"), vague
-# nouns ("thing", "difference" of "make a difference"), interjections, a pronoun with
-# its verb ("she'd") and words for a number or an amount ("two", "tons"). A claim
-# "Enjoys shares", "Going through difference" or "Interested in two" tells an agent
-# nothing true.
+# nouns ("thing", "difference" of "make a difference", "impact" of "make an impact",
+# "importance", "spot"), the nouns of idioms ("had a blast", "in awe", "in the mix"),
+# interjections, a pronoun with its verb ("she'd") and words for a number or an
+# amount ("two", "tons"). A claim "Enjoys shares", "Enjoys blast" or "Interested in
+# two" tells an agent nothing true.
 NOT_NAMING: frozenset[str] = frozenset(
     """share find bring mean turn stay hold catch check add ask believe remember wait agree
     talk chat happen matter play watch support push open lose connect escape manage
@@ -771,6 +772,7 @@ NOT_NAMING: frozenset[str] = frozenset(
     wild scary fine okay ok sure real true big small little old young huge whole entire
     important interesting favorite favourite own same next last able free busy ready
     essential crucial vital necessary possible certain usual main
+    impact effect importance increase focus reminder spot blast awe mix
     around onto into upon along across away forward ahead together instead plus apart beyond
     within toward towards behind
     he'd he'll she'd she'll they'd they'll it'd that'd who'd who'll there'd

@@ -684,7 +684,8 @@ def test_words_that_name_a_pattern(word: str) -> None:
 @pytest.mark.parametrize("word", ["shares", "talked", "agreed", "wait", "stunning", "difference", "increasingly",
                                   "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
                                   "delicious", "nervous", "essential", "crucial", "plus", "together", "forward",
-                                  "she'd", "they'll", "two", "dozen", "tons", "bunch"])
+                                  "she'd", "they'll", "two", "dozen", "tons", "bunch", "blast", "impact",
+                                  "importance", "spot", "awe"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 
@@ -706,6 +707,17 @@ def test_adjectives_and_verbs_head_no_claim(word: str) -> None:
     assert not can_head(word)
     if word in ("strong", "met", "assist", "gives"):
         assert can_name(word)  # the word lists alone let them through
+
+
+def test_the_noun_of_an_idiom_names_no_claim() -> None:
+    from personatree.judge.claims import claim_phrase
+
+    # "Had a blast" says how it went: the fairground is what the lines are about.
+    fair = ["We had a blast at the fairground on Saturday.",
+            "The fairground rides were a blast, I love that place.",
+            "I love the fairground, the kids had a blast too."]
+    phrase, topic = claim_phrase(fair, ["positive"] * 3, "preference", fair[0])
+    assert (phrase, topic) == ("Enjoys fairground", "fairground")
 
 
 def test_a_claim_is_named_by_a_noun_not_by_an_adjective_or_a_verb() -> None:
