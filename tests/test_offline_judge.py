@@ -685,7 +685,7 @@ def test_words_that_name_a_pattern(word: str) -> None:
                                   "beautiful", "anytime", "woohoo", "playing", "thing", "admirable", "incredible",
                                   "delicious", "nervous", "essential", "crucial", "plus", "together", "forward",
                                   "she'd", "they'll", "two", "dozen", "tons", "bunch", "blast", "impact",
-                                  "importance", "spot", "awe"])
+                                  "importance", "spot", "awe", "effect", "increase", "focus", "reminder", "mix"])
 def test_words_of_chat_name_no_pattern(word: str) -> None:
     from personatree.text import can_name
 
