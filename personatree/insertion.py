@@ -197,7 +197,7 @@ def stance_checked(
         return min(psi, 0.0), "unrelated", f"{why}, a feeling about an episode"
     if new_psi < 0 and not side_on_topic(leaf, mid):
         return min(psi, 0.0), "unrelated", f"{why}, its side is taken on something else"
-    if new_psi < 0 and _reading(leaf.content)[1] == "negation" and is_topic_claim(strip_summary_suffix(mid.content)):
+    if new_psi < 0 and is_topic_claim(mid.content) and _reading(leaf.content)[1] == "negation":
         # "I shouldn't have phoned Grandpa" beside "Often talks about Grandpa": the
         # claim says only that he comes up, and he does again; the side its members
         # lean to is not what it claims, and a denial is no change of mind.
