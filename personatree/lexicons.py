@@ -62,6 +62,7 @@ __all__ = [
     "LIGHT_VERBS",
     "LIKE_FORMS",
     "LIKE_SUBJECTS",
+    "MOMENT_REACTIONS",
     "NEGATORS",
     "NEG_EXEMPT",
     "NO_SPLIT_ABBR",
@@ -449,6 +450,14 @@ START_RE: re.Pattern[str] = re.compile(
     r"got engaged|gone (?:vegan|vegetarian|veggie|plant-based)|"
     r"went (?:vegan|vegetarian)|developed a taste for|made a new friend|"
     r"signed up for|joined)\b"
+)
+# Reactions of a moment: "started" or "began" before one of these tells a scene ("I
+# began to sob", "we started laughing"), not something the speaker took up.
+MOMENT_REACTIONS: frozenset[str] = frozenset(
+    """cry crying sob sobbing weep weeping laugh laughing giggle giggling chuckle chuckling
+    scream screaming yell yelling shout shouting shake shaking tremble trembling shiver
+    shivering sweat sweating panic panicking blush blushing wonder wondering grin grinning
+    smile smiling""".split()
 )
 # An intention or wish frame: what follows it is wanted, not held ("I'm trying to quit
 # smoking", "I'd like to spend more time...", "I want to be debt-free"). The stance of

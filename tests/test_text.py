@@ -480,6 +480,16 @@ def test_dispositions_are_first_person_habits_likes_constraints_and_choices(
         ("I watched as the swimmers began their warm-up.", ("neutral", "none")),
         ("I heard the lifeguard had quit for good.", ("neutral", "none")),
         ("I saw the swimmers begin, and I started my own laps.", ("started", "change")),
+        # A start is the speaker's when they are its subject, said or left out; a thing,
+        # another person or a reaction of a moment starts nothing of theirs.
+        ("The kettle started whistling while I read.", ("neutral", "none")),
+        ("My brother joined a rowing club last spring.", ("neutral", "none")),
+        ("I stared at the letter and began to weep.", ("neutral", "none")),
+        ("We both started giggling at the back of the hall.", ("neutral", "none")),
+        ("Sold my car and started cycling to the office.", ("started", "change")),
+        ("When I first started rowing, my knees ached.", ("started", "change")),
+        ("I slowly started painting again after the move.", ("started", "change")),
+        ("Our neighbour gradually stopped waving at us.", ("neutral", "none")),
     ],
 )
 def test_stance_reading_says_what_the_label_rests_on(text: str, expected: tuple[str, str]) -> None:

@@ -24,10 +24,13 @@ from ..lexicons import (
     CESSATION_TRIGGERS,
     COMPOUND_NOT_AFFECT_RE,
     DETERMINERS,
+    ELIDED_SUBJECT_OPENERS,
+    FIRST_PERSON_SUBJECT,
     HYPOTHETICAL_RE,
     INTENT_FRAME_RE,
     LIKE_FORMS,
     LIKE_SUBJECTS,
+    MOMENT_REACTIONS,
     NEG_EXEMPT,
     NEGATED_START_RE,
     NEGATION_IDIOM_RE,
@@ -131,7 +134,7 @@ def _cancelled(low: str, m: re.Match[str]) -> bool:
 # Words that may stand between a cessation verb and its subject ("she has finally quit").
 _BEFORE_VERB = frozenset(
     """just finally recently actually totally completely eventually basically also both all
-    even really officially literally already have has had was were is are been""".split()
+    even really officially literally already first have has had was were is are been""".split()
 )
 # Where the clause of a cessation verb starts, looking back from it; a conjunction
 # there may leave its subject out ("my uncle loved the sea, and used to sail").
@@ -152,8 +155,9 @@ def _negator_at(words: list[str]) -> int | None:
 
 
 def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
-    """The word that stands as the subject of the cessation phrase ``m``, or ``None``
-    when the clause leaves it out and no clause before gives it ("Gave up sugar")."""
+    """The word that stands as the subject of the change phrase ``m`` (a cessation or
+    a start), or ``None`` when the clause leaves it out and no clause before gives it
+    ("Gave up sugar")."""
     head = low[:m.start()]
     starts = list(_CLAUSE_START_RE.finditer(head))
     clause = head[starts[-1].end():] if starts else head
@@ -163,7 +167,9 @@ def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
         if neg is None:
             return None
         words = words[:neg]
-    words = [w for w in words if w not in _BEFORE_VERB]
+    # An adverb of manner stands between a subject and its verb as the words above do
+    # ("we slowly began").
+    words = [w for w in words if w not in _BEFORE_VERB and not (len(w) > 4 and w.endswith("ly"))]
     if words:
         return words[-1]
     if not starts or starts[-1].group(1) not in _SHARED_SUBJECT:
@@ -277,6 +283,39 @@ def _first_cessation(low: str) -> tuple[re.Match[str] | None, bool]:
             return m, cancelled
         cancelled = True
     return None, cancelled
+
+
+def _elided_lead(word: str) -> bool:
+    # A verb where a subject would stand: the sentence left the speaker out ("Handed
+    # in my notice and started a course"). Past forms only, long enough not to be a
+    # name or a noun ("Ted", "bread").
+    return word in ELIDED_SUBJECT_OPENERS or (len(word) >= 6 and word.endswith("ed"))
+
+
+def _speaker_start(low: str, toks: list[str]) -> bool:
+    """Whether normalised text tells a start of the speaker's own.
+
+    A start phrase (:data:`~personatree.lexicons.START_RE`) whose subject is the
+    speaker ("I've started swimming", "so we joined the club"), or left out
+    ("Started pottery in May, I love it", "Handed in my notice and started a
+    course"). Another
+    subject starts nothing of the speaker's ("it started raining", "Dad started the
+    engine", "my heart began to race", "my son joined the scouts"), and neither does a
+    reaction of a moment ("I began to sob", "we started laughing"): a scene, not
+    something taken up.
+    """
+    for m in START_RE.finditer(low):
+        subject = _cessation_subject(low, m)
+        if subject is None:
+            if not has_first_person(toks):
+                continue
+        elif subject not in FIRST_PERSON_SUBJECT and not _elided_lead(subject):
+            continue
+        after = low[m.end():].split(None, 2)
+        verb = after[1] if after[:1] == ["to"] and len(after) > 1 else after[0] if after else ""
+        if verb.strip(".,;:!?'\"") not in MOMENT_REACTIONS:
+            return True
+    return False
 
 
 def _maybe_cessation(tokens: list[str]) -> bool:
@@ -606,8 +645,7 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     elif not hypothetical and not _perceived(low):
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
             return "stopped", "change"
-        if (START_RE.search(low) is not None and NEGATED_START_RE.search(low) is None
-                and has_first_person(toks_all)):
+        if NEGATED_START_RE.search(low) is None and _speaker_start(low, toks_all):
             return "started", "change"
     pos = STANCE_PHRASE_POS_RE.search(low) is not None
     neg = STANCE_PHRASE_NEG_RE.search(low) is not None
