@@ -452,7 +452,7 @@ START_RE: re.Pattern[str] = re.compile(
     r"signed up for|joined)\b"
 )
 # Reactions of a moment: "started" or "began" before one of these tells a scene ("I
-# began to sob", "we started laughing"), not something the speaker took up.
+# began to weep", "we both started giggling"), not something the speaker took up.
 MOMENT_REACTIONS: frozenset[str] = frozenset(
     """cry crying sob sobbing weep weeping laugh laughing giggle giggling chuckle chuckling
     scream screaming yell yelling shout shouting shake shaking tremble trembling shiver

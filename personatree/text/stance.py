@@ -298,10 +298,10 @@ def _speaker_start(low: str, toks: list[str]) -> bool:
     A start phrase (:data:`~personatree.lexicons.START_RE`) whose subject is the
     speaker ("I've started swimming", "so we joined the club"), or left out
     ("Started pottery in May, I love it", "Handed in my notice and started a
-    course"). Another subject starts nothing of the speaker's ("it started raining",
-    "Dad started the engine", "my heart began to race", "my son joined the scouts"),
-    and neither does a reaction of a moment ("I began to sob", "we started
-    laughing"): a scene, not something taken up.
+    course"). Another subject starts nothing of the speaker's ("it started to
+    drizzle", "Dad started the van", "my pulse began to climb", "my son joined the
+    scouts"), and neither does a reaction of a moment ("I began to weep", "we both
+    started giggling"): a scene, not something taken up.
     """
     for m in START_RE.finditer(low):
         subject = _cessation_subject(low, m)
