@@ -154,7 +154,7 @@ def _negator_at(words: list[str]) -> int | None:
     return next((i for i in range(len(words) - 1, -1, -1) if words[i] in NEGATORS), None)
 
 
-def _cessation_subject(low: str, m: re.Match[str]) -> str | None:
+def _change_subject(low: str, m: re.Match[str]) -> str | None:
     """The word that stands as the subject of the change phrase ``m`` (a cessation or
     a start), or ``None`` when the clause leaves it out and no clause before gives it
     ("Gave up sugar")."""
@@ -186,7 +186,7 @@ def _told_of_other(low: str, m: re.Match[str]) -> bool:
     used to take us sailing", "he quit last year", "she isn't in the choir anymore". A
     cessation with the speaker as subject, or with none ("Gave up sugar in May"), is
     the speaker's."""
-    return _cessation_subject(low, m) in OTHER_PEOPLE
+    return _change_subject(low, m) in OTHER_PEOPLE
 
 
 # Changes told by time words alone ("I'm my own boss now", "no more alarms", "since
@@ -253,7 +253,7 @@ def speaker_change(low: str, m: re.Match[str]) -> bool:
         return True
     if has_first_person(tokenize(m.group(0))):
         return True  # the phrase names its subject: "my wife and I are separating"
-    return _cessation_subject(low, m) not in OTHER_PEOPLE
+    return _change_subject(low, m) not in OTHER_PEOPLE
 
 
 # "I heard", "I saw", ... opening a sentence, after a bracketed label ("[kitchen]").
@@ -304,7 +304,7 @@ def _speaker_start(low: str, toks: list[str]) -> bool:
     started giggling"): a scene, not something taken up.
     """
     for m in START_RE.finditer(low):
-        subject = _cessation_subject(low, m)
+        subject = _change_subject(low, m)
         if subject is None:
             if not has_first_person(toks):
                 continue
@@ -644,7 +644,9 @@ def stance_reading(text: str, tokens: list[str] | None = None) -> tuple[StanceNa
     elif not hypothetical and not _perceived(low):
         if find_cessation(low) is not None or STOP_EXTRA_RE.search(low) is not None:
             return "stopped", "change"
-        if NEGATED_START_RE.search(low) is None and _speaker_start(low, toks_all):
+        # The start phrases first: most statements have none, and then the negated
+        # start pattern need not run.
+        if _speaker_start(low, toks_all) and NEGATED_START_RE.search(low) is None:
             return "started", "change"
     pos = STANCE_PHRASE_POS_RE.search(low) is not None
     neg = STANCE_PHRASE_NEG_RE.search(low) is not None
