@@ -15,7 +15,7 @@ from .graph import MemoryGraph
 from .schema import SchemaRegistry
 from .speakers import speaker_prefix
 from .timeline import Timeline, node_timeline, shown_logit
-from .types import Level, Node
+from .types import EdgeKind, Level, Node
 
 __all__ = ["node_confidence", "shown_confidence", "format_span", "change_text", "tree_text"]
 
@@ -131,7 +131,7 @@ def tree_text(
     max_leaves_per_parent : int
         Leaves listed under each mid before "... and N more".
     max_orphans : int
-        Orphan leaves listed before "... and N more".
+        Orphan leaves (supporting and contradicting nothing) listed before "... and N earlier".
 
     Returns
     -------
@@ -176,7 +176,10 @@ def tree_text(
         for mid in loose:
             out.append(f"  ◆ {_line(mid, registry, now, graph)}")
             leaves_of(mid.id, "    ")
-    orphans = sorted((n for n in leaves if graph.parent(n.id) is None), key=lambda n: n.t_first)
+    # A leaf that only conflicts is listed beside the pattern it contradicts, not again here.
+    contradicting = {e.src for e in graph.edges(EdgeKind.CONFLICT)}
+    orphans = sorted((n for n in leaves if graph.parent(n.id) is None and n.id not in contradicting),
+                     key=lambda n: n.t_first)
     if orphans:
         out.append(f"orphan evidence ({len(orphans)}):")
         for leaf in orphans[-max_orphans:]:

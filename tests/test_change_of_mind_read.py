@@ -110,6 +110,12 @@ def test_the_tree_view_shows_the_change_current_state_first(demo: PersonaTree) -
     line = next(x for x in text.splitlines() if "changed 2024-06" in x and "◆" in x)
     assert line.index("now: ") < line.index(STOP) < line.index("before: ")
     assert "2024-03-02..2024-05-11" in line  # the span the pattern held
+    # The contradicting leaves are listed under the pattern they contradict, not again as orphans.
+    lines = text.splitlines()
+    listed = [x for x in lines if "(conflicts)" in x]
+    assert any(STOP in x for x in listed) and any(INJURY in x for x in listed)
+    orphans = lines[next(i for i, x in enumerate(lines) if x.startswith("orphan evidence")):]
+    assert not any(STOP in x or INJURY in x for x in orphans), orphans
 
 
 def test_the_profile_leads_with_the_current_state(demo: PersonaTree) -> None:
