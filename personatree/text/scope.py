@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ..lexicons import FIRST_PERSON_SUBJECT, LIKE_FORMS, NEGATORS, OTHER_PEOPLE, STANCE_NEG, STANCE_POS
 from ..stance import side_of
-from .stance import stance_reading
+from .stance import StanceSource, stance_reading
 from .tokens import normalize, tokenize
 from .topic import content_lemmas
 
@@ -104,7 +104,7 @@ def clauses(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1 << 14)
-def side_scopes(text: str) -> tuple[tuple[int, frozenset[str]], ...]:
+def side_scopes(text: str) -> tuple[tuple[int, frozenset[str], StanceSource], ...]:
     """The sides a sentence's clauses take, each with the content lemmas it is about.
 
     Every clause whose own stance reading is not neutral, and whose denial or like or
@@ -121,12 +121,12 @@ def side_scopes(text: str) -> tuple[tuple[int, frozenset[str]], ...]:
 
     Returns
     -------
-    tuple of (int, frozenset of str)
-        (side, lemmas) per side-taking clause, in order.
+    tuple of (int, frozenset of str, StanceSource)
+        (side, lemmas, what the side rests on) per side-taking clause, in order.
     """
     parts = clauses(text)
     whole: frozenset[str] | None = None
-    out: list[tuple[int, frozenset[str]]] = []
+    out: list[tuple[int, frozenset[str], StanceSource]] = []
     for part in parts:
         toks = tokenize(part)
         label, source = stance_reading(part, toks)
@@ -140,11 +140,11 @@ def side_scopes(text: str) -> tuple[tuple[int, frozenset[str]], ...]:
             if whole is None:
                 whole = content_lemmas(tokenize(_LABEL_RE.sub(" ", text)))
             own = whole
-        out.append((side, own))
+        out.append((side, own, source))
     return tuple(out)
 
 
-def takes_side_on(text: str, topic: frozenset[str], side: int) -> bool:
+def takes_side_on(text: str, topic: frozenset[str], side: int, *, by_feeling: bool = True) -> bool:
     """Whether a clause of ``text`` takes ``side`` on something named by ``topic``.
 
     Parameters
@@ -156,6 +156,10 @@ def takes_side_on(text: str, topic: frozenset[str], side: int) -> bool:
         side would have to be about.
     side : int
         −1 (against, stopped) or +1 (for, started).
+    by_feeling : bool
+        Whether a clause whose side rests on general affect alone counts ("I could
+        smell something burnt" reads against the smell). False where the side asked
+        for is another one: a denial is not told by how a moment felt.
 
     Returns
     -------
@@ -163,4 +167,5 @@ def takes_side_on(text: str, topic: frozenset[str], side: int) -> bool:
         True when some clause reads as ``side`` on its own and its lemmas meet
         ``topic``.
     """
-    return any(s == side and not lemmas.isdisjoint(topic) for s, lemmas in side_scopes(text))
+    return any(s == side and not lemmas.isdisjoint(topic) and (by_feeling or source != "affect")
+               for s, lemmas, source in side_scopes(text))
