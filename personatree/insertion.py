@@ -218,9 +218,10 @@ def _tells_an_episode(text: str) -> bool:
 
 
 def side_on_topic(leaf: Node, mid: Node) -> bool:
-    """Whether ``leaf`` takes its stance's side on ``mid``'s topic in one clause
-    (:func:`~personatree.text.scope.takes_side_on`): "I packed my wellies, no gloves"
-    denies gloves, not the wellies.
+    """Whether ``leaf`` takes its stance's side on ``mid``'s topic in one clause, with
+    more than a feeling (:func:`~personatree.text.scope.takes_side_on`): "I packed my
+    wellies, no gloves" denies gloves, not the wellies; "there was no queue, but the
+    ferry smelled awful" denies nothing of the ferry.
 
     A stance its words do not carry (the words read another side or none: a judge
     read it from more than the words) is taken as given.
@@ -236,7 +237,7 @@ def side_on_topic(leaf: Node, mid: Node) -> bool:
     side = side_of(node_stance(leaf))
     if side_of(_reading(leaf.content)[0]) != side:
         return True
-    return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side)
+    return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side, by_feeling=False)
 
 
 def _topic_text(mid: Node) -> str:

@@ -209,6 +209,8 @@ def test_an_opposite_stance_off_the_topic_is_neither_support_nor_conflict(hashin
     ("content", "action"),
     [("We got there late and the waiter called out 'No sushi left tonight!'", "orphan"),
      ("I walked past the sushi bar, no queue outside for once.", "orphan"),
+     # Its denial names nothing of sushi; the clause that does only tells a feeling.
+     ("I checked my bag twice, there was no receipt in it, but the sushi still tasted awful.", "orphan"),
      ("Sushi? I can't stand it anymore.", "conflict")],
 )
 def test_a_side_taken_in_another_clause_is_no_conflict(content, action, hashing, registry) -> None:
