@@ -237,7 +237,7 @@ def side_on_topic(leaf: Node, mid: Node) -> bool:
     side = side_of(node_stance(leaf))
     if side_of(_reading(leaf.content)[0]) != side:
         return True
-    return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side, by_feeling=False)
+    return takes_side_on(leaf.content, content_lemmas(tokenize(_topic_text(mid))), side)
 
 
 def _topic_text(mid: Node) -> str:

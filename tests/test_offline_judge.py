@@ -283,7 +283,8 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
      ("Crosswords are my wind-down, so I never bother timing myself.", "Enjoys crosswords"),
      # The clause that names the topic reads against it by a feeling, not by the denial.
      ("I wiped my boots twice, there was no mud on them, but I could still smell something burnt.",
-      "Interested in smells")],
+      "Interested in smells"),
+     ("I hate early starts, and the ferry crossing was awful.", "Enjoys ferry crossings")],
 )
 def test_a_side_taken_on_something_else_is_no_conflict(judge, embedder, text, parent_text) -> None:
     # The denial is someone else's words, or is about another thing than the pattern.

@@ -99,11 +99,10 @@ def _relatedness(fc: Features, fp: Features, sim: float) -> tuple[float, float]:
 _ELSEWHERE = (-0.2, "a side taken on something else")
 
 
-def _on_topic(child: Features, parent: Features, sign: int, *, by_feeling: bool = True) -> bool:
-    """Whether ``child`` takes side ``sign`` in a clause naming ``parent``'s topic (a
-    claim, a pattern's or a trait's, is all about its one topic); with ``by_feeling``
-    False, not by general affect alone."""
-    return child.claim or takes_side_on(child.text, parent.lemmas | parent.topic, sign, by_feeling=by_feeling)
+def _on_topic(child: Features, parent: Features, sign: int) -> bool:
+    """Whether ``child`` takes side ``sign`` in a clause naming ``parent``'s topic, with
+    more than a feeling (a claim, a pattern's or a trait's, is all about its one topic)."""
+    return child.claim or takes_side_on(child.text, parent.lemmas | parent.topic, sign)
 
 
 def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
@@ -141,9 +140,7 @@ def _agreement(fc: Features, fp: Features) -> tuple[float, str]:
             # "I shouldn't have phoned Grandpa" under "Often talks about Grandpa": the
             # pattern says only that he comes up, and he does again.
             return -0.2, "a denial beside a topic that takes no side"
-        # The denial, not a feeling told beside it, must be about the topic: "there
-        # was no ash, but I could smell something burnt" denies nothing of the smell.
-        if c.free_negation and not _on_topic(fc, fp, -1, by_feeling=False):
+        if c.free_negation and not _on_topic(fc, fp, -1):
             return _ELSEWHERE
         return (-0.7 if not (fc.polarity or fp.polarity) else -0.5), "negated vs affirmed"
     if fp.polarity:

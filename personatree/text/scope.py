@@ -144,8 +144,9 @@ def side_scopes(text: str) -> tuple[tuple[int, frozenset[str], StanceSource], ..
     return tuple(out)
 
 
-def takes_side_on(text: str, topic: frozenset[str], side: int, *, by_feeling: bool = True) -> bool:
-    """Whether a clause of ``text`` takes ``side`` on something named by ``topic``.
+def takes_side_on(text: str, topic: frozenset[str], side: int) -> bool:
+    """Whether a clause of ``text`` takes ``side`` on something named by ``topic``, with
+    more than a feeling.
 
     Parameters
     ----------
@@ -156,16 +157,14 @@ def takes_side_on(text: str, topic: frozenset[str], side: int, *, by_feeling: bo
         side would have to be about.
     side : int
         −1 (against, stopped) or +1 (for, started).
-    by_feeling : bool
-        Whether a clause whose side rests on general affect alone counts ("I could
-        smell something burnt" reads against the smell). False where the side asked
-        for is another one: a denial is not told by how a moment felt.
 
     Returns
     -------
     bool
-        True when some clause reads as ``side`` on its own and its lemmas meet
-        ``topic``.
+        True when some clause reads as ``side`` on its own, by more than general
+        affect, and its lemmas meet ``topic``. How a moment felt takes no side on
+        what its clause names: in "there was no ash, but I could smell something
+        burnt" the denial is about the ash and the smell is only a feeling.
     """
-    return any(s == side and not lemmas.isdisjoint(topic) and (by_feeling or source != "affect")
+    return any(s == side and source != "affect" and not lemmas.isdisjoint(topic)
                for s, lemmas, source in side_scopes(text))
