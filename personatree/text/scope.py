@@ -6,7 +6,9 @@ wellies, no gloves" denies gloves, not the wellies; "Crosswords are my wind-down
 never bother timing myself" is no denial of crosswords. Whole-sentence stance reading
 (:func:`~personatree.text.stance.stance_reading`) cannot tell these apart, so a
 contradiction between a statement and a pattern rests on :func:`takes_side_on`: a clause
-that takes the side by itself, and names the pattern's topic.
+that takes the side by itself, with more than a feeling of the moment ("there was no
+queue, but the sushi tasted awful" denies nothing of sushi), and names the pattern's
+topic.
 
 Clauses end at punctuation, at quotation marks, at a bracketed label and at the
 conjunctions that open a clause of their own ("but", "because", "while", "although",
