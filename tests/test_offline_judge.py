@@ -283,7 +283,7 @@ def test_someone_elses_stop_is_no_conflict(judge, embedder, hiking_mid, text) ->
      ("Crosswords are my wind-down, so I never bother timing myself.", "Enjoys crosswords"),
      # The clause that names the topic reads against it only by a feeling; the denial
      # and the dislike are of other things.
-     ("I wiped my boots twice, there was no mud on them, but I could still smell something burnt.",
+     ("I wiped my boots twice, there was no mud on them, but the hallway still smelled awful.",
       "Interested in smells"),
      ("I hate early starts, and the ferry crossing was awful.", "Enjoys ferry crossings")],
 )

@@ -165,8 +165,8 @@ def takes_side_on(text: str, topic: frozenset[str], side: int) -> bool:
     bool
         True when some clause reads as ``side`` on its own, by more than general
         affect, and its lemmas meet ``topic``. How a moment felt takes no side on
-        what its clause names: in "there was no ash, but I could smell something
-        burnt" the denial is about the ash and the smell is only a feeling.
+        what its clause names: in "there was no queue, but the sushi tasted awful"
+        the denial is about the queue and the sushi's taste is only a feeling.
     """
     return any(s == side and source != "affect" and not lemmas.isdisjoint(topic)
                for s, lemmas, source in side_scopes(text))
