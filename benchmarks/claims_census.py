@@ -5,10 +5,10 @@ Ingests LoCoMo-format conversations through the benchmark engine (the same adapt
 at every session boundary (``session``), then counts the patterns (mids) and claims
 (roots) per conversation and per schema type, with the mean support of a mid, and the
 conflict edges, *changed* patterns (latest conflict newer than latest support) and
-patterns whose claim repeats another's of the same type (one pattern formed twice);
-with ``--show`` it prints every claim's text and every conflict (pattern, the line
-against it, the reason), so a person can read what an agent would be shown, and with
-``--members`` too the support under each claim.
+patterns whose claim repeats another's of the same type and speaker (one pattern
+formed twice); with ``--show`` it prints every claim's text and every conflict
+(pattern, the line against it, the reason), so a person can read what an agent would
+be shown, and with ``--members`` too the support under each claim.
 
 By default both speakers are the person (as the benchmark ingests them). With
 ``--user first`` (the speaker who speaks first) or ``--user second`` the conversation
@@ -35,6 +35,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from personatree.speakers import speaker_key  # noqa: E402
 from personatree.text import strip_summary_suffix  # noqa: E402
 from personatree.types import EdgeKind, Level  # noqa: E402
 from personatree_bench.datasets import load_locomo  # noqa: E402
@@ -80,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             g = engine.tree.graph(conv.id)
             # A pattern that says what another of its type already says: the same
             # pattern formed twice (a duplicate an agent reads as two).
-            claims = Counter((n.schema_type, strip_summary_suffix(n.content)) for n in g.nodes(Level.MID))
+            # Two speakers' patterns may say the same: those are two people's, no repeat.
+            claims = Counter((speaker_key(g, n), n.schema_type, strip_summary_suffix(n.content))
+                             for n in g.nodes(Level.MID))
             repeats += sum(k - 1 for k in claims.values())
             for n in g.nodes():
                 if n.level is Level.LEAF:

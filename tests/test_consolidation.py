@@ -20,7 +20,7 @@ from personatree.consolidate import (
 )
 from personatree.consolidate.apply import apply_rebased
 from personatree.consolidate.formation import promote_mids, type_vectors
-from personatree.consolidate.synthetic import build_graph, noise_leaves, planted_leaves
+from personatree.consolidate.synthetic import SyntheticLeaf, build_graph, noise_leaves, planted_leaves
 from personatree.judge import OfflineJudge
 from personatree.types import EdgeKind, Level, Node
 
@@ -170,6 +170,52 @@ def test_near_duplicate_mids_are_merged_with_their_counts(registry, embedder, ju
     assert [m.id for m in g.nodes(Level.MID)] == [mid.id]
     want = before + len(second.member_ids)
     assert g.node(mid.id).n_support == want and len(g.children(mid.id)) == want
+
+
+# Two passes over one liking, told in other words each time (our own lines).
+_BREAD_FIRST = ("I love baking sourdough bread on Sunday mornings.",
+                "Baking bread at home is one of my favourite things.",
+                "I really enjoy baking rye loaves for my neighbours.")
+_BREAD_LATER = ("I love baking banana bread when it rains outside.",
+                "Baking flatbread for dinner parties is something I really enjoy.",
+                "I adore baking soda bread with my kids.")
+_BUNS_LATER = ("I love baking cinnamon buns when it rains.",
+               "Baking cakes for birthdays is something I really enjoy.",
+               "I adore baking little lemon tarts.")
+
+
+def _two_passes(first, later, registry, embedder, judge):
+    def leaves(lines, day, session):
+        return [SyntheticLeaf(x, "preference", T0 + timedelta(days=day + i), session, 0)
+                for i, x in enumerate(lines)]
+
+    g = build_graph("u", leaves(first, 0, "s0"), registry, embedder=embedder)
+    c = consolidator(registry, judge, embedder)
+    apply_plan(g, c.plan(g, T0 + timedelta(days=5)), registry, c.config)
+    (mid,) = list(g.nodes(Level.MID))
+    for leaf in build_graph("u", leaves(later, 30, "s1"), registry, embedder=embedder).nodes(Level.LEAF):
+        g.add_node(leaf.copy())
+    plan = c.plan(g, T0 + timedelta(days=40))
+    apply_plan(g, plan, registry, c.config)
+    g.check()
+    return g, mid, plan, c.config
+
+
+def test_a_claim_formed_again_in_a_later_pass_joins_the_first_pattern(registry, embedder, judge) -> None:
+    g, mid, plan, cfg = _two_passes(_BREAD_FIRST, _BREAD_LATER, registry, embedder, judge)
+    # The second pass formed the same claim from other words: one pattern, not two lines
+    # reading "Enjoys baking bread", although the two are further apart than a near-duplicate.
+    (merge,) = plan.merges
+    assert merge.keeper_id == mid.id and merge.similarity < cfg.merge_similarity
+    (kept,) = list(g.nodes(Level.MID))
+    assert kept.id == mid.id and kept.content.startswith("Enjoys baking bread (6 mentions")
+    assert kept.n_support == 6 and len(g.children(mid.id)) == 6
+
+
+def test_patterns_with_claims_of_their_own_stay_apart(registry, embedder, judge) -> None:
+    g, mid, plan, _ = _two_passes(_BREAD_FIRST, _BUNS_LATER, registry, embedder, judge)
+    assert not plan.merges
+    assert sorted(m.content.split(" (")[0] for m in g.nodes(Level.MID)) == ["Enjoys baking", "Enjoys baking bread"]
 
 
 # -- end to end through PersonaTree on SQLite -----------------------------------------------

@@ -36,7 +36,8 @@ class ConsolidationConfig(Frozen):
     k_leaves : int
         At most this many supporting leaves kept per mid (counts survive).
     merge_similarity : float
-        Mids of one type more similar than this are merged.
+        Mids of one type more similar than this are merged (two that read the same
+        claim merge below it when their union passes the gates of a new mid).
     max_exact : int
         Above this many orphans, clustering works on reduced dimensions in chunks.
     seed : int

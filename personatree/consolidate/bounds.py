@@ -23,7 +23,7 @@ and leaving stored state alone keeps a second pass at the same ``now`` a no-op.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -241,6 +241,12 @@ def _merged_cohesion(a: Node, b: Node) -> float | None:
                           np.asarray(b.embedding), max(1, b.n_support), float(cb))
 
 
+def _union_formable(a: Node, b: Node, formable: Callable[[int, float], bool]) -> bool:
+    """Whether the union of two mids passes ``formable`` (unknown cohesion: no)."""
+    joint = _merged_cohesion(a, b)
+    return joint is not None and formable(max(1, a.n_support) + max(1, b.n_support), joint)
+
+
 def mergeable(a: Node, b: Node, ratio: float | None) -> bool:
     """Whether two similar mids of one type may merge: same stance side (a pattern and
     its reversal stay apart, joined only by conflict evidence) and, with ``ratio``, a
@@ -259,13 +265,19 @@ def mergeable(a: Node, b: Node, ratio: float | None) -> bool:
 
 def merge_mids(
     graph: MemoryGraph, registry: SchemaRegistry, judge: Judge, threshold: float, clip: float,
-    *, max_rounds: int = 10, ratio: float | None = None,
+    *, max_rounds: int = 10, ratio: float | None = None, formable: Callable[[int, float], bool] | None = None,
 ) -> tuple[list[Merge], list[Prune]]:
     """Merge mids of one type whose embeddings have cosine ≥ ``threshold``, until none are left.
 
     Only mids of one speaker that are :func:`mergeable` merge: never two stance sides
     of one topic, and with ``ratio`` only when the union stays as cohesive as
     coalescing requires.
+
+    With ``formable`` (a test of a union's size and cohesion, the gates a cluster
+    passes to form a mid), two such mids whose claims read the same merge at any
+    similarity when their union passes it: one pattern formed twice, typically by two
+    passes over a topic the person kept coming back to, which a reader would otherwise
+    be shown as two identical claims.
 
     The older mid (by t_first, then id) keeps its id; children move, counts and evidence
     add up, the span is united and the summary is redone. Repeated until no pair is left,
@@ -287,15 +299,22 @@ def merge_mids(
             sims = vecs @ vecs.T
             # Two people's patterns never merge, however alike (:mod:`personatree.speakers`).
             who = [speaker_key(graph, m) for m in mids]
+            claims = [strip_summary_suffix(m.content) for m in mids]
             absorbed: set[int] = set()
             for i in range(len(mids)):
                 if i in absorbed:
                     continue
                 for j in range(i + 1, len(mids)):
-                    if (j in absorbed or sims[i, j] < threshold or not same_speaker(who[i], who[j])
-                            or not mergeable(mids[i], mids[j], ratio)):
+                    if j in absorbed or not same_speaker(who[i], who[j]):
+                        continue
+                    if sims[i, j] < threshold and not (
+                            formable is not None and claims[i] == claims[j]
+                            and _union_formable(mids[i], mids[j], formable)):
+                        continue
+                    if not mergeable(mids[i], mids[j], ratio):
                         continue
                     moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)
+                    claims[i] = strip_summary_suffix(mids[i].content)  # the summary was redone
                     merges.append(Merge(mids[i].id, mids[j].id, float(sims[i, j]), moved))
                     prunes.extend(pr)
                     absorbed.add(j)

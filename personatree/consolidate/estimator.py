@@ -20,7 +20,8 @@ The pass, in order, all read at one ``now``:
    fixed point and a second pass at the same ``now`` plans nothing;
 4. record the pass's later opposite-stance leaves as conflicts of its new mids
    (:func:`~personatree.consolidate.conflicts.record_conflicts`);
-5. merge near-duplicate mids of one type and stance side;
+5. merge near-duplicate mids of one type and stance side, and two such mids whose
+   claims read the same when their union passes the gates a cluster passes;
 6. take changed mids off their roots, and remove roots left asserting fewer than
    ``min_root_mids`` patterns (:func:`~personatree.consolidate.conflicts.retract_changed`);
 7. cap each mid at K supporting leaves (counts survive);
@@ -156,7 +157,7 @@ class Consolidator:
         # leave the tree of a long import almost empty (everything in the archive).
         deletions = delete_stale_orphans(g, now, cfg.t_orphan_days)
         merges, merge_prunes = merge_mids(g, self.registry, self.judge, cfg.merge_similarity, self.confidence.clip,
-                                          ratio=cfg.coalesce_ratio)
+                                          ratio=cfg.coalesce_ratio, formable=self._formable)
         merge_prunes += retract_changed(g, now, cfg, self.registry, self.confidence)
         trims = trim_mids(g, cfg.k_leaves)
         promotions = promote_mids(g, now, cfg, self.registry, self.judge, self.confidence,
@@ -305,6 +306,13 @@ class Consolidator:
             formed = self._form_or_split(part, rnd, form, reports, emb, codes, days, mismatch,
                                          weights, params, depth + 1) or formed
         return formed
+
+    def _formable(self, size: int, coh: float) -> bool:
+        """Whether ``size`` leaves at cohesion ``coh`` pass the gates a cluster passes to
+        form a mid: the cohesion floor and the size cap at that cohesion."""
+        cfg = self.config
+        return coh >= cfg.min_cohesion and size <= size_cap(
+            coh, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
 
     def _host(self, emb: np.ndarray, members: np.ndarray, kind: str | None, rnd: int,
               made: dict[int, NewMid], founders: dict[int, np.ndarray],

@@ -67,7 +67,8 @@ class Promotion:
 
 @dataclass(frozen=True, slots=True)
 class Merge:
-    """A near-duplicate mid absorbed into an older one of the same type."""
+    """A mid absorbed into an older one of the same type: a near-duplicate, or the same
+    claim formed twice."""
 
     keeper_id: str
     absorbed_id: str
