@@ -19,8 +19,11 @@ from personatree.consolidate import (
     consolidate_user,
 )
 from personatree.consolidate.apply import apply_rebased
+from personatree.consolidate.bounds import merge_mids
 from personatree.consolidate.formation import promote_mids, type_vectors
+from personatree.consolidate.mids import unit
 from personatree.consolidate.synthetic import SyntheticLeaf, build_graph, noise_leaves, planted_leaves
+from personatree.graph import MemoryGraph
 from personatree.judge import OfflineJudge
 from personatree.types import EdgeKind, Level, Node
 
@@ -216,6 +219,29 @@ def test_patterns_with_claims_of_their_own_stay_apart(registry, embedder, judge)
     g, mid, plan, _ = _two_passes(_BREAD_FIRST, _BUNS_LATER, registry, embedder, judge)
     assert not plan.merges
     assert sorted(m.content.split(" (")[0] for m in g.nodes(Level.MID)) == ["Enjoys baking", "Enjoys baking bread"]
+
+
+def test_the_same_claim_merges_only_where_the_union_could_form_a_pattern(registry, judge) -> None:
+    # Two patterns without leaves (the summary stays as it is), centroids at cosine 0.5:
+    # far from a near-duplicate, so only the claim rule can merge them.
+    w, u = np.zeros(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
+    w[:2], u[1:3] = 1.0, 1.0
+
+    def merges(second_claim: str, formable) -> int:
+        g = MemoryGraph("u")
+        for nid, vec, claim in (("m1", w, "Enjoys baking bread"), ("m2", u, second_claim)):
+            g.add_node(Node(id=nid, user_id="u", level=Level.MID, schema_type="preference",
+                            content=f"{claim} (3 mentions, Mar 2024)", t_first=T0, t_last=T0, logit=1.0,
+                            attributes={"cohesion": 0.6, "stance": "positive"}, n_support=3,
+                            embedding=unit(vec)))
+        return len(merge_mids(g, registry, judge, 0.92, 4.0, formable=formable)[0])
+
+    assert merges("Enjoys baking bread", lambda n, coh: True) == 1
+    # The union (cohesion 0.46, from the two centroids, sizes and cohesions) under a
+    # higher floor: apart.
+    assert merges("Enjoys baking bread", lambda n, coh: coh >= 0.5) == 0
+    assert merges("Enjoys baking bread", None) == 0
+    assert merges("Enjoys baking", lambda n, coh: True) == 0
 
 
 # -- end to end through PersonaTree on SQLite -----------------------------------------------
