@@ -241,23 +241,22 @@ def _merged_cohesion(a: Node, b: Node) -> float | None:
                           np.asarray(b.embedding), max(1, b.n_support), float(cb))
 
 
-def _union_formable(a: Node, b: Node, formable: Callable[[int, float], bool]) -> bool:
-    """Whether the union of two mids passes ``formable`` (unknown cohesion: no)."""
-    joint = _merged_cohesion(a, b)
-    return joint is not None and formable(max(1, a.n_support) + max(1, b.n_support), joint)
-
-
-def mergeable(a: Node, b: Node, ratio: float | None) -> bool:
-    """Whether two similar mids of one type may merge: same stance side (a pattern and
-    its reversal stay apart, joined only by conflict evidence) and, with ``ratio``, a
+def mergeable(a: Node, b: Node, ratio: float | None, *,
+              formable: Callable[[int, float], bool] | None = None) -> bool:
+    """Whether two mids of one type may merge: same stance side (a pattern and its
+    reversal stay apart, joined only by conflict evidence); with ``formable``, a union
+    of known cohesion whose size (mentions) and cohesion pass it; and, with ``ratio``, a
     union that keeps ``ratio`` of the smaller cohesion (two broad mids have close
     centroids without being one pattern)."""
     if node_group(a) != node_group(b):
         return False
-    if ratio is None:
+    if ratio is None and formable is None:
         return True
     joint = _merged_cohesion(a, b)
-    if joint is None:
+    if formable is not None and (joint is None
+                                 or not formable(max(1, a.n_support) + max(1, b.n_support), joint)):
+        return False
+    if ratio is None or joint is None:
         return True
     base = min(float(a.attributes["cohesion"]), float(b.attributes["cohesion"]))
     return base <= 0 or joint >= ratio * base
@@ -307,11 +306,12 @@ def merge_mids(
                 for j in range(i + 1, len(mids)):
                     if j in absorbed or not same_speaker(who[i], who[j]):
                         continue
-                    if sims[i, j] < threshold and not (
-                            formable is not None and claims[i] == claims[j]
-                            and _union_formable(mids[i], mids[j], formable)):
+                    # Below the near-duplicate similarity only the same claim may merge,
+                    # and only into a union that could form a mid.
+                    near = bool(sims[i, j] >= threshold)
+                    if not near and (formable is None or claims[i] != claims[j]):
                         continue
-                    if not mergeable(mids[i], mids[j], ratio):
+                    if not mergeable(mids[i], mids[j], ratio, formable=None if near else formable):
                         continue
                     moved, pr = _absorb(graph, mids[i], mids[j], registry, judge, clip)
                     claims[i] = strip_summary_suffix(mids[i].content)  # the summary was redone

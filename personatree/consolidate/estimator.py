@@ -281,7 +281,7 @@ class Consolidator:
                                                  weights, params, depth) or formed
             return formed
         coh = cohesion(emb[members])
-        cap = size_cap(coh, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
+        cap = self._cap(coh)
         too_big = members.shape[0] > cap
         if too_big:
             ids = tuple(sorted(self.leaf_ids_[i] for i in members.tolist()))
@@ -307,12 +307,15 @@ class Consolidator:
                                          weights, params, depth + 1) or formed
         return formed
 
+    def _cap(self, coh: float) -> int:
+        """The configured :func:`~personatree.consolidate.mids.size_cap` at cohesion ``coh``."""
+        cfg = self.config
+        return size_cap(coh, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
+
     def _formable(self, size: int, coh: float) -> bool:
         """Whether ``size`` leaves at cohesion ``coh`` pass the gates a cluster passes to
         form a mid: the cohesion floor and the size cap at that cohesion."""
-        cfg = self.config
-        return coh >= cfg.min_cohesion and size <= size_cap(
-            coh, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
+        return coh >= self.config.min_cohesion and size <= self._cap(coh)
 
     def _host(self, emb: np.ndarray, members: np.ndarray, kind: str | None, rnd: int,
               made: dict[int, NewMid], founders: dict[int, np.ndarray],
@@ -337,8 +340,7 @@ class Consolidator:
             union = mine + theirs
             joint = float((union @ union - total) / (total * (total - 1)))
             ratio = joint / base if base > 0 else 0.0
-            cap = size_cap(joint, cfg.min_cohesion, cfg.tight_cohesion, cfg.loose_cluster_size, cfg.max_cluster_size)
-            if total <= cap and ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
+            if total <= self._cap(joint) and ratio >= cfg.coalesce_ratio and (best is None or ratio > best[0]):
                 best = (ratio, index)
         return None if best is None else best[1]
 
